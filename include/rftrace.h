@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Interface between the kernel's C ftrace code and the Rust dynamic ftrace
+ * core (kernel/trace/rftrace).  Included by kernel/trace/ftrace.c, whatever
+ * the configuration: with CONFIG_FTRACE_RUST_CORE=n nothing here is called.
+ */
+#ifndef _KERNEL_TRACE_RFTRACE_H
+#define _KERNEL_TRACE_RFTRACE_H
+
+#include <linux/types.h>
+
+struct dyn_ftrace;
+
+/* Implemented in Rust (rust/rftrace.rs); callers hold ftrace_lock. */
+
+/* ftrace_update_record() / ftrace_test_record(): returns FTRACE_UPDATE_*. */
+int rftrace_check_record(struct dyn_ftrace *rec, bool enable, bool update);
+/* __ftrace_replace_code(): one record, the generic way; returns 0 or -errno. */
+int rftrace_replace_one(struct dyn_ftrace *rec, bool enable);
+/* x86 ftrace_replace_code(): every record, verified, then batched. */
+void rftrace_replace_code(bool enable);
+/*
+ * The arch text hooks; 0, -EFAULT, -EINVAL or -ERANGE.  @init: the site
+ * still holds the compiler's call to MCOUNT_ADDR (boot or module load).
+ */
+int rftrace_make_call(struct dyn_ftrace *rec, unsigned long addr);
+int rftrace_make_nop(struct dyn_ftrace *rec, unsigned long addr, bool init);
+int rftrace_modify_call(struct dyn_ftrace *rec, unsigned long old_addr,
+			unsigned long addr);
+/* Makes the writes queued by the hooks above live (post-process). */
+void rftrace_finish(void);
+/* Counter @idx: stores its name in @name and returns true, or false. */
+bool rftrace_stat(unsigned int idx, const char **name, u64 *val);
+
+/* Implemented in C (c/rftrace_shim.c), called by the Rust core. */
+
+/* Writes the 5-byte @insn at @ip: queued if live text, else directly.
+ * Returns true if the write was queued. */
+bool rftrace_shim_poke(unsigned long ip, const u8 *insn);
+/* Makes the queued writes live (smp_text_poke_batch_finish()). */
+void rftrace_shim_poke_finish(void);
+/* Logs a refused site and remembers @expected for ftrace_bug(). */
+void rftrace_shim_refuse(struct dyn_ftrace *rec, const u8 *expected,
+			 const u8 *actual);
+/* ftrace_bug() for @rec, then forgets the expected bytes. */
+void rftrace_shim_bug(int err, struct dyn_ftrace *rec);
+
+/* Implemented in kernel/trace/ftrace.c: the kernel's C decision logic. */
+int ftrace_c_check_record(struct dyn_ftrace *rec, bool enable, bool update);
+
+#endif /* _KERNEL_TRACE_RFTRACE_H */

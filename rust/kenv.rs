@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The kernel side of [`Env`]: raw record access, text reads and the C shim.
+//!
+//! This is one of the two leaf modules with `unsafe` code (the other is the
+//! C entry points in `rftrace.rs`). Everything above it works on values.
+
+use core::ffi::{c_int, c_ulong, c_void};
+use core::ptr::NonNull;
+
+use kernel::bindings;
+use kernel::error::code::{EFAULT, EINVAL, ERANGE};
+use kernel::sync::atomic::{Atomic, Relaxed};
+
+use crate::rfcore::driver::{Env, Failure};
+use crate::rfcore::flags::RecFlags;
+use crate::rfcore::record::{BugType, Update};
+use crate::rfcore::x86::INSN_SIZE;
+
+// `struct dyn_ftrace` is walked by C, arch code and tracefs alike: the Rust
+// view must be the C layout (the shim asserts the same on the C side).
+const _: () = assert!(core::mem::size_of::<bindings::dyn_ftrace>() == 16);
+const _: () = assert!(core::mem::offset_of!(bindings::dyn_ftrace, ip) == 0);
+const _: () = assert!(core::mem::offset_of!(bindings::dyn_ftrace, flags) == 8);
+const _: () = assert!(bindings::MCOUNT_INSN_SIZE as usize == INSN_SIZE);
+
+// The flag bits and update codes are the kernel's.
+const _: () = {
+    use crate::rfcore::flags as f;
+    assert!(bindings::FTRACE_FL_ENABLED as u64 == f::ENABLED);
+    assert!(bindings::FTRACE_FL_REGS as u64 == f::REGS);
+    assert!(bindings::FTRACE_FL_REGS_EN as u64 == f::REGS_EN);
+    assert!(bindings::FTRACE_FL_TRAMP as u64 == f::TRAMP);
+    assert!(bindings::FTRACE_FL_TRAMP_EN as u64 == f::TRAMP_EN);
+    assert!(bindings::FTRACE_FL_IPMODIFY as u64 == f::IPMODIFY);
+    assert!(bindings::FTRACE_FL_DISABLED as u64 == f::DISABLED);
+    assert!(bindings::FTRACE_FL_DIRECT as u64 == f::DIRECT);
+    assert!(bindings::FTRACE_FL_DIRECT_EN as u64 == f::DIRECT_EN);
+    assert!(bindings::FTRACE_FL_CALL_OPS as u64 == f::CALL_OPS);
+    assert!(bindings::FTRACE_FL_CALL_OPS_EN as u64 == f::CALL_OPS_EN);
+    assert!(bindings::FTRACE_FL_TOUCHED as u64 == f::TOUCHED);
+    assert!(bindings::FTRACE_FL_MODIFIED as u64 == f::MODIFIED);
+    assert!(bindings::FTRACE_REF_MAX_SHIFT == f::REF_BITS);
+    assert!(bindings::FTRACE_UPDATE_IGNORE as u8 == Update::Ignore as u8);
+    assert!(bindings::FTRACE_UPDATE_MAKE_CALL as u8 == Update::MakeCall as u8);
+    assert!(bindings::FTRACE_UPDATE_MODIFY_CALL as u8 == Update::ModifyCall as u8);
+    assert!(bindings::FTRACE_UPDATE_MAKE_NOP as u8 == Update::MakeNop as u8);
+    assert!(bindings::ftrace_bug_type_FTRACE_BUG_UNKNOWN as u8 == BugType::Unknown as u8);
+    assert!(bindings::ftrace_bug_type_FTRACE_BUG_INIT as u8 == BugType::Init as u8);
+    assert!(bindings::ftrace_bug_type_FTRACE_BUG_NOP as u8 == BugType::Nop as u8);
+    assert!(bindings::ftrace_bug_type_FTRACE_BUG_CALL as u8 == BugType::Call as u8);
+    assert!(bindings::ftrace_bug_type_FTRACE_BUG_UPDATE as u8 == BugType::Update as u8);
+};
+
+extern "C" {
+    fn rftrace_shim_poke(ip: c_ulong, insn: *const u8) -> bool;
+    fn rftrace_shim_poke_finish();
+    fn rftrace_shim_refuse(rec: *mut bindings::dyn_ftrace, expected: *const u8, actual: *const u8);
+    fn rftrace_shim_bug(err: c_int, rec: *mut bindings::dyn_ftrace);
+    fn ftrace_c_check_record(rec: *mut bindings::dyn_ftrace, enable: bool, update: bool) -> c_int;
+}
+
+/// A record of the kernel's call-site table.
+///
+/// # Invariants
+///
+/// The pointer is to a live `struct dyn_ftrace` of the table, and the code
+/// holding a `Rec` runs where the kernel serialises record updates: under
+/// `ftrace_lock`, or in early boot / module load before anyone else can see
+/// the record. Nobody else writes the record meanwhile.
+#[derive(Clone, Copy)]
+pub(crate) struct Rec(NonNull<bindings::dyn_ftrace>);
+
+impl Rec {
+    /// Wraps a record pointer received from C.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is null or points to a record of the table, and the caller is
+    /// in a context that serialises record updates (see the type invariants)
+    /// for as long as the `Rec` is used.
+    pub(crate) unsafe fn from_raw(ptr: *mut bindings::dyn_ftrace) -> Option<Self> {
+        NonNull::new(ptr).map(Rec)
+    }
+
+    /// The raw pointer, for C calls.
+    pub(crate) fn as_ptr(self) -> *mut bindings::dyn_ftrace {
+        self.0.as_ptr()
+    }
+
+    /// The call-site address.
+    pub(crate) fn ip(self) -> u64 {
+        // SAFETY: by the type invariants the record is live and not written
+        // concurrently.
+        u64::from(unsafe { (*self.0.as_ptr()).ip })
+    }
+
+    /// The flags word.
+    pub(crate) fn flags(self) -> RecFlags {
+        // SAFETY: as in `ip()`.
+        RecFlags::from_raw(u64::from(unsafe { (*self.0.as_ptr()).flags }))
+    }
+
+    /// Stores the flags word.
+    pub(crate) fn set_flags(self, flags: RecFlags) {
+        // SAFETY: as in `ip()`; the caller serialises updates, so this is
+        // the only writer.
+        unsafe { (*self.0.as_ptr()).flags = flags.raw() as c_ulong };
+    }
+
+    /// Runs the kernel's C decision logic on a copy of the record.
+    pub(crate) fn c_decision(self, enable: bool) -> (c_int, RecFlags) {
+        c_decision(self.ip(), self.flags(), enable)
+    }
+}
+
+/// Runs the kernel's C decision logic (`ftrace_check_record()` with
+/// `update`) on a record made of `ip` and `flags`.
+///
+/// Returns the C verdict and the word C would store. No record of the table
+/// is touched; the caller sets `ftrace_bug_type` again if it matters.
+pub(crate) fn c_decision(ip: u64, flags: RecFlags, enable: bool) -> (c_int, RecFlags) {
+    let mut copy = bindings::dyn_ftrace {
+        ip: ip as c_ulong,
+        flags: flags.raw() as c_ulong,
+        ..Default::default()
+    };
+    // SAFETY: `copy` is a valid, exclusively owned record on our stack;
+    // `ftrace_c_check_record()` only reads and writes its flags word and
+    // the global `ftrace_bug_type`.
+    let verdict = unsafe { ftrace_c_check_record(&mut copy, enable, true) };
+    (verdict, RecFlags::from_raw(u64::from(copy.flags)))
+}
+
+/// Sets the kernel's `ftrace_bug_type`, which `ftrace_bug()` prints.
+pub(crate) fn set_bug_type(bug: BugType) {
+    // SAFETY: `ftrace_bug_type` is a plain global written under the same
+    // serialisation as the records (ftrace_lock or early boot); a raw write
+    // does not create a reference to the `static mut`.
+    unsafe {
+        core::ptr::addr_of_mut!(bindings::ftrace_bug_type)
+            .write(bug as bindings::ftrace_bug_type)
+    };
+}
+
+/// The errno the kernel's hooks return for a failure.
+pub(crate) fn errno(failure: &Failure) -> c_int {
+    match failure {
+        Failure::Fault => EFAULT.to_errno(),
+        Failure::Mismatch(_) => EINVAL.to_errno(),
+        Failure::Encode(_) => ERANGE.to_errno(),
+    }
+}
+
+/// Logs why a site was refused, and hands the expected bytes to
+/// `ftrace_bug()`.
+pub(crate) fn explain(rec: Rec, failure: &Failure) {
+    match failure {
+        Failure::Mismatch(m) => {
+            // SAFETY: `rec` is a live record; both buffers are `INSN_SIZE`
+            // bytes, which is what the shim reads.
+            unsafe { rftrace_shim_refuse(rec.as_ptr(), m.expected.as_ptr(), m.actual.as_ptr()) };
+        }
+        Failure::Encode(e) => {
+            kernel::pr_err!("cannot encode the call at {:#x}: {:?}\n", rec.ip(), e);
+        }
+        Failure::Fault => {
+            kernel::pr_err!("reading the call site at {:#x} faulted\n", rec.ip());
+        }
+    }
+}
+
+/// The kernel as the drivers see it.
+///
+/// # Invariants
+///
+/// Only created by the C entry points, which run under `ftrace_lock` (or in
+/// early boot or module load), so the single record iterator of the kernel
+/// and the records are ours while it lives.
+pub(crate) struct KernelEnv {
+    _private: (),
+}
+
+/// Writes handed to the batching engine that are not live yet.
+///
+/// The single-site hooks queue writes that the arch post-process makes live;
+/// this tells [`finish_pending`] whether that is a batch worth counting.
+static PENDING: Atomic<u64> = Atomic::new(0);
+
+/// Makes the queued writes live; returns true if there were any.
+pub(crate) fn finish_pending() -> bool {
+    let had = PENDING.xchg(0, Relaxed) != 0;
+    // SAFETY: called from the arch post-process hook, with text_mutex held.
+    unsafe { rftrace_shim_poke_finish() };
+    had
+}
+
+impl KernelEnv {
+    /// Creates the environment.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds `ftrace_lock` or is in early boot / module load.
+    pub(crate) unsafe fn new() -> Self {
+        KernelEnv { _private: () }
+    }
+}
+
+impl KernelEnv {
+    fn cursor(iter: *mut bindings::ftrace_rec_iter) -> Option<(NonNull<bindings::ftrace_rec_iter>, Rec)> {
+        let iter = NonNull::new(iter)?;
+        // SAFETY: `iter` is a valid position of the kernel's iterator, used
+        // under ftrace_lock (type invariants).
+        let ptr = unsafe { bindings::ftrace_rec_iter_record(iter.as_ptr()) };
+        // SAFETY: the record of a valid position is a live record of the
+        // table, serialised by the same lock.
+        let rec = unsafe { Rec::from_raw(ptr) }?;
+        Some((iter, rec))
+    }
+}
+
+impl Env for KernelEnv {
+    type Rec = Rec;
+    /// The kernel's iterator and the record it points at.
+    type Cursor = (NonNull<bindings::ftrace_rec_iter>, Rec);
+
+    fn first(&mut self) -> Option<Self::Cursor> {
+        // SAFETY: we hold ftrace_lock (type invariants), which protects the
+        // kernel's single static iterator.
+        let iter = unsafe { bindings::ftrace_rec_iter_start() };
+        Self::cursor(iter)
+    }
+
+    fn next(&mut self, at: Self::Cursor) -> Option<Self::Cursor> {
+        // SAFETY: `at.0` came from `first()`/`next()` under the same lock.
+        let iter = unsafe { bindings::ftrace_rec_iter_next(at.0.as_ptr()) };
+        Self::cursor(iter)
+    }
+
+    fn record(&self, at: Self::Cursor) -> Rec {
+        at.1
+    }
+
+    fn ip(&self, rec: Rec) -> u64 {
+        rec.ip()
+    }
+
+    fn flags(&self, rec: Rec) -> RecFlags {
+        rec.flags()
+    }
+
+    fn store_flags(&mut self, rec: Rec, flags: RecFlags) {
+        rec.set_flags(flags)
+    }
+
+    fn addr_new(&mut self, rec: Rec) -> u64 {
+        // SAFETY: `rec` is a live record and we hold ftrace_lock, which the
+        // ops-list walk inside needs.
+        u64::from(unsafe { bindings::ftrace_get_addr_new(rec.as_ptr()) })
+    }
+
+    fn addr_curr(&mut self, rec: Rec) -> u64 {
+        // SAFETY: as in `addr_new()`.
+        u64::from(unsafe { bindings::ftrace_get_addr_curr(rec.as_ptr()) })
+    }
+
+    fn jmp_bit(&self) -> bool {
+        cfg!(CONFIG_DYNAMIC_FTRACE_WITH_JMP)
+    }
+
+    fn read(&mut self, ip: u64) -> Result<[u8; INSN_SIZE], Failure> {
+        let mut buf = [0u8; INSN_SIZE];
+        // SAFETY: `buf` is a writable buffer of INSN_SIZE bytes; the kernel
+        // function checks the source address and returns an error instead of
+        // faulting.
+        let ret = unsafe {
+            bindings::copy_from_kernel_nofault(
+                buf.as_mut_ptr().cast::<c_void>(),
+                ip as usize as *const c_void,
+                INSN_SIZE,
+            )
+        };
+        if ret == 0 {
+            Ok(buf)
+        } else {
+            Err(Failure::Fault)
+        }
+    }
+
+    fn queue(&mut self, ip: u64, insn: &[u8; INSN_SIZE]) {
+        // SAFETY: the drivers only queue a write at a call site whose
+        // current bytes they have just verified, with a 5-byte instruction;
+        // text_mutex is held whenever the text is live (prepare/post).
+        let queued = unsafe { rftrace_shim_poke(ip as c_ulong, insn.as_ptr()) };
+        if queued {
+            PENDING.add(1, Relaxed);
+        }
+    }
+
+    fn flush(&mut self) {
+        // SAFETY: called between prepare and post-process, with text_mutex
+        // held, as the batching engine requires.
+        unsafe { rftrace_shim_poke_finish() };
+        PENDING.store(0, Relaxed);
+    }
+
+    fn report(&mut self, rec: Rec, update: Update, failure: Failure) {
+        set_bug_type(update.bug_type());
+        explain(rec, &failure);
+        // SAFETY: `rec` is a live record; ftrace_bug() prints it and stops
+        // ftrace (ftrace_kill()), it does not free anything.
+        unsafe { rftrace_shim_bug(errno(&failure), rec.as_ptr()) };
+    }
+}

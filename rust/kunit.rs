@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit tests of the Rust core, run in the kernel at boot.
+//!
+//! The reference for the record state machine is the kernel's own C
+//! function (`ftrace_check_record()`, reached through
+//! `ftrace_c_check_record()`), run on copies of records: every flags state
+//! the word can hold is compared, with and without enable.
+
+use kernel::prelude::*;
+
+#[kunit_tests(rftrace)]
+mod tests {
+    use core::ffi::c_int;
+
+    use kernel::bindings;
+    use kernel::sync::atomic::Relaxed;
+
+    use crate::kenv::c_decision;
+    use crate::rfcore::flags::{RecFlags, REF_MAX};
+    use crate::rfcore::record::decide;
+    use crate::rfcore::x86::{encode_call, EncodeError};
+
+    /// The 13 flag bits above the reference count.
+    const FLAG_BITS: u32 = 13;
+
+    #[test]
+    fn rust_and_c_decide_alike_for_every_state() {
+        let counts = [0u64, 1, 2, 3, REF_MAX - 1, REF_MAX];
+        let mut checked = 0u32;
+        let mut differ = 0u32;
+        for bits in 0u64..(1 << FLAG_BITS) {
+            for &count in &counts {
+                for enable in [false, true] {
+                    let flags = RecFlags::from_raw((bits << 19) | count);
+                    let rust = decide(flags, enable);
+                    let (c_verdict, c_flags) = c_decision(0, flags, enable);
+                    checked += 1;
+                    if c_verdict != rust.update as c_int || c_flags != rust.flags {
+                        differ += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, (1 << FLAG_BITS) * 6 * 2);
+        assert_eq!(differ, 0);
+    }
+
+    #[test]
+    fn update_and_test_record_go_through_rust() {
+        let before = crate::STATS.checks.load(Relaxed);
+        let mut rec = bindings::dyn_ftrace {
+            ip: 0,
+            flags: 1,
+            ..Default::default()
+        };
+        // SAFETY: a private record on the stack; the kernel function only
+        // reads and writes its flags.
+        let verdict = unsafe { bindings::ftrace_test_record(&mut rec, true) };
+        assert_eq!(verdict, bindings::FTRACE_UPDATE_MAKE_CALL as c_int);
+        assert_eq!(rec.flags, 1);
+        // SAFETY: as above.
+        let verdict = unsafe { bindings::ftrace_update_record(&mut rec, true) };
+        assert_eq!(verdict, bindings::FTRACE_UPDATE_MAKE_CALL as c_int);
+        let want = bindings::FTRACE_FL_ENABLED as u64 | bindings::FTRACE_FL_TOUCHED as u64 | 1;
+        assert_eq!(rec.flags as u64, want);
+        assert_eq!(crate::STATS.checks.load(Relaxed) - before, 2);
+    }
+
+    #[test]
+    fn x86_call_encoding() {
+        // rel32 is the distance from the end of the 5-byte instruction.
+        let ip = 0xffff_ffff_8100_0000u64;
+        assert_eq!(
+            encode_call(ip, 0xffff_ffff_8123_4567, false),
+            Ok([0xe8, 0x62, 0x45, 0x23, 0x00])
+        );
+        // A jump when bit 0 selects it.
+        assert_eq!(
+            encode_call(ip, 0xffff_ffff_8123_4567, true),
+            Ok([0xe9, 0x61, 0x45, 0x23, 0x00])
+        );
+        // Out of rel32 range, and no target.
+        assert_eq!(
+            encode_call(ip, ip + 5 + (1 << 31), false),
+            Err(EncodeError::OutOfRange {
+                ip,
+                target: ip + 5 + (1 << 31)
+            })
+        );
+        assert_eq!(encode_call(ip, 0, false), Err(EncodeError::NoTarget { ip }));
+    }
+}

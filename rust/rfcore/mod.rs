@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The architecture- and kernel-independent part of the Rust ftrace core.
+//!
+//! Everything here is pure: it works on values (flags words, addresses,
+//! instruction bytes) and on the [`driver::Env`] trait, never on raw memory.
+//! The kernel crate (`rftrace.rs`) and the host test crate (`lib.rs`) both
+//! include this module, so the host tests run the very code the kernel runs.
+
+pub mod driver;
+pub mod flags;
+pub mod record;
+pub mod x86;

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Dynamic ftrace core in Rust.
+//!
+//! Built into the kernel as `kernel/trace/rftrace/` when
+//! `CONFIG_FTRACE_RUST_CORE=y`. The kernel's `kernel/trace/ftrace.c` keeps the
+//! ops registry, hashes and tracefs; it asks this crate what each call-site
+//! record needs (`ftrace_update_record()`, `ftrace_test_record()`) and has it
+//! drive the text changes (`__ftrace_replace_code()` and the x86 hooks, via
+//! the C shim in `c/rftrace_shim.c`).
+//!
+//! The decisions and encoders are in [`rfcore`], which is pure and shared
+//! with the host test crate; [`kenv`] is the only place that touches kernel
+//! memory, and the `extern "C"` entry points below the only place that takes
+//! raw pointers from C.
+
+use core::ffi::{c_char, c_int, c_uint, c_ulong};
+
+use kernel::bindings;
+use kernel::sync::atomic::{Atomic, Relaxed};
+
+pub mod rfcore;
+
+mod kenv;
+#[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
+mod kunit;
+
+use kenv::{KernelEnv, Rec};
+use rfcore::driver::{self, Counts};
+use rfcore::record::{decide, Decision, Update};
+
+/// Prefix of this crate's kernel log lines.
+const __LOG_PREFIX: &[u8] = b"rftrace\0";
+
+/// The core's counters, shown in `<debugfs>/rftrace/stats`.
+///
+/// Counters only: they are bumped with relaxed atomics and read without a
+/// lock, so a reader may see one counter updated before another.
+struct Stats {
+    init_nops: Atomic<u64>,
+    passes: Atomic<u64>,
+    walked: Atomic<u64>,
+    make_call: Atomic<u64>,
+    modify_call: Atomic<u64>,
+    make_nop: Atomic<u64>,
+    batches: Atomic<u64>,
+    failures: Atomic<u64>,
+    one_shot: Atomic<u64>,
+    checks: Atomic<u64>,
+    shadow_checks: Atomic<u64>,
+    shadow_diffs: Atomic<u64>,
+}
+
+static STATS: Stats = Stats {
+    init_nops: Atomic::new(0),
+    passes: Atomic::new(0),
+    walked: Atomic::new(0),
+    make_call: Atomic::new(0),
+    modify_call: Atomic::new(0),
+    make_nop: Atomic::new(0),
+    batches: Atomic::new(0),
+    failures: Atomic::new(0),
+    one_shot: Atomic::new(0),
+    checks: Atomic::new(0),
+    shadow_checks: Atomic::new(0),
+    shadow_diffs: Atomic::new(0),
+};
+
+fn bump(counter: &Atomic<u64>, by: u64) {
+    if by != 0 {
+        counter.add(by, Relaxed);
+    }
+}
+
+impl Stats {
+    fn add(&self, c: &Counts) {
+        bump(&self.walked, c.walked);
+        bump(&self.make_call, c.make_call);
+        bump(&self.modify_call, c.modify_call);
+        bump(&self.make_nop, c.make_nop);
+        bump(&self.batches, c.batches);
+        bump(&self.failures, c.failures);
+    }
+
+    /// Counter `idx` as a NUL-terminated name and a value.
+    fn get(&self, idx: u32) -> Option<(&'static [u8], u64)> {
+        let r = |a: &Atomic<u64>| a.load(Relaxed);
+        let patched = r(&self.make_call)
+            .saturating_add(r(&self.modify_call))
+            .saturating_add(r(&self.make_nop));
+        Some(match idx {
+            0 => (b"records_initialized\0", r(&self.init_nops)),
+            1 => (b"update_passes\0", r(&self.passes)),
+            2 => (b"records_walked\0", r(&self.walked)),
+            3 => (b"sites_patched\0", patched),
+            4 => (b"make_call\0", r(&self.make_call)),
+            5 => (b"modify_call\0", r(&self.modify_call)),
+            6 => (b"make_nop\0", r(&self.make_nop)),
+            7 => (b"batches\0", r(&self.batches)),
+            8 => (b"failures\0", r(&self.failures)),
+            9 => (b"single_updates\0", r(&self.one_shot)),
+            10 => (b"record_checks\0", r(&self.checks)),
+            11 => (b"shadow_checks\0", r(&self.shadow_checks)),
+            12 => (b"shadow_differences\0", r(&self.shadow_diffs)),
+            _ => return None,
+        })
+    }
+}
+
+/// Shadow mode: compare a Rust decision with the kernel's C logic.
+///
+/// The C function runs on a copy of the record, so it cannot disturb it.
+/// Differences are counted and the first few are logged in full.
+fn shadow_check(rec: Rec, enable: bool, rust: &Decision) {
+    if !cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
+        return;
+    }
+    let (c_verdict, c_flags) = rec.c_decision(enable);
+    STATS.shadow_checks.add(1, Relaxed);
+    if c_verdict == rust.update as c_int && c_flags == rust.flags {
+        return;
+    }
+    let seen = STATS.shadow_diffs.fetch_add(1, Relaxed);
+    if seen < 8 {
+        kernel::pr_warn!(
+            "shadow: decision differs for {:#x} flags {:#x} enable {}: Rust {:?} -> {:#x}, C {} -> {:#x}\n",
+            rec.ip(),
+            rec.flags().raw(),
+            enable,
+            rust.update,
+            rust.flags.raw(),
+            c_verdict,
+            c_flags.raw()
+        );
+    }
+}
+
+/// `ftrace_update_record()` (`update`) and `ftrace_test_record()`.
+///
+/// # Safety
+///
+/// `rec` is a record of the table and the caller holds `ftrace_lock` (or
+/// runs where record updates are otherwise serialised).
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_check_record(
+    rec: *mut bindings::dyn_ftrace,
+    enable: bool,
+    update: bool,
+) -> c_int {
+    // SAFETY: the caller's contract is `Rec::from_raw()`'s.
+    let Some(rec) = (unsafe { Rec::from_raw(rec) }) else {
+        return Update::Ignore as c_int;
+    };
+    STATS.checks.add(1, Relaxed);
+    let decision = decide(rec.flags(), enable);
+    shadow_check(rec, enable, &decision);
+    if update && decision.update != Update::Ignore {
+        rec.set_flags(decision.flags);
+    }
+    kenv::set_bug_type(decision.update.bug_type());
+    decision.update as c_int
+}
+
+/// `__ftrace_replace_code()`: update one record and its text.
+///
+/// # Safety
+///
+/// As for [`rftrace_check_record`].
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_replace_one(rec: *mut bindings::dyn_ftrace, enable: bool) -> c_int {
+    // SAFETY: the caller's contract is `Rec::from_raw()`'s.
+    let Some(rec) = (unsafe { Rec::from_raw(rec) }) else {
+        return 0;
+    };
+    // SAFETY: the caller holds ftrace_lock.
+    let mut env = unsafe { KernelEnv::new() };
+    let mut counts = Counts::default();
+    let update = decide(rec.flags(), enable).update;
+    let result = driver::replace_one(&mut env, rec, enable, &mut counts);
+    STATS.one_shot.add(1, Relaxed);
+    STATS.add(&counts);
+    // What a failure is reported as, by the caller's ftrace_bug().
+    kenv::set_bug_type(update.bug_type());
+    match result {
+        Ok(_) => 0,
+        Err(failure) => {
+            kenv::explain(rec, &failure);
+            kenv::errno(&failure)
+        }
+    }
+}
+
+/// The x86 `ftrace_replace_code()`: verify every change, then patch in batches.
+#[no_mangle]
+pub extern "C" fn rftrace_replace_code(enable: bool) {
+    // SAFETY: only called from ftrace_modify_all_code(), under ftrace_lock
+    // and text_mutex (arch prepare).
+    let mut env = unsafe { KernelEnv::new() };
+    let mut counts = Counts::default();
+    // A failure has been reported (ftrace_bug() disables ftrace) already.
+    let _ = driver::replace_batched(&mut env, enable, &mut counts);
+    STATS.passes.add(1, Relaxed);
+    STATS.add(&counts);
+}
+
+/// Runs one of the single-site hooks and turns its outcome into an errno.
+fn single(rec: *mut bindings::dyn_ftrace, op: impl FnOnce(&mut KernelEnv, Rec) -> Result<(), driver::Failure>) -> c_int {
+    // SAFETY: the arch hooks are called by ftrace.c on records of the table,
+    // under ftrace_lock or during boot / module load.
+    let Some(rec) = (unsafe { Rec::from_raw(rec) }) else {
+        return kernel::error::code::EINVAL.to_errno();
+    };
+    // SAFETY: as above.
+    let mut env = unsafe { KernelEnv::new() };
+    match op(&mut env, rec) {
+        Ok(()) => 0,
+        Err(failure) => {
+            STATS.failures.add(1, Relaxed);
+            kenv::explain(rec, &failure);
+            kenv::errno(&failure)
+        }
+    }
+}
+
+/// `ftrace_make_call()`.
+#[no_mangle]
+pub extern "C" fn rftrace_make_call(rec: *mut bindings::dyn_ftrace, addr: c_ulong) -> c_int {
+    single(rec, |env, rec| driver::make_call(env, rec, u64::from(addr)))
+}
+
+/// `ftrace_make_nop()`; `init` for the boot / module-load conversion of the
+/// compiler's call to `__fentry__`.
+#[no_mangle]
+pub extern "C" fn rftrace_make_nop(rec: *mut bindings::dyn_ftrace, addr: c_ulong, init: bool) -> c_int {
+    let ret = single(rec, |env, rec| driver::make_nop(env, rec, u64::from(addr)));
+    if ret == 0 && init {
+        STATS.init_nops.add(1, Relaxed);
+    }
+    ret
+}
+
+/// `ftrace_modify_call()`.
+#[no_mangle]
+pub extern "C" fn rftrace_modify_call(rec: *mut bindings::dyn_ftrace, old: c_ulong, new: c_ulong) -> c_int {
+    single(rec, |env, rec| {
+        driver::modify_call(env, rec, u64::from(old), u64::from(new))
+    })
+}
+
+/// Arch post-process: make the writes queued by the single-site hooks live.
+#[no_mangle]
+pub extern "C" fn rftrace_finish() {
+    if kenv::finish_pending() {
+        STATS.batches.add(1, Relaxed);
+    }
+}
+
+/// Counter `idx` for the debugfs file.
+///
+/// # Safety
+///
+/// `name` and `val` are valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_stat(idx: c_uint, name: *mut *const c_char, val: *mut u64) -> bool {
+    let Some((n, v)) = STATS.get(idx) else {
+        return false;
+    };
+    // SAFETY: the caller passes writable pointers; the name is a static
+    // NUL-terminated string.
+    unsafe {
+        name.write(n.as_ptr().cast::<c_char>());
+        val.write(v);
+    }
+    true
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# build-kernel.sh VARIANT [ARCH]
+#
+# Configure and build one kernel out of tree in build/out-ARCH-VARIANT:
+#   stock   CONFIG_FTRACE_RUST_CORE=n (the kernel's own C dynamic ftrace)
+#   rust    CONFIG_FTRACE_RUST_CORE=y
+#   shadow  CONFIG_FTRACE_RUST_CORE=y and CONFIG_FTRACE_RUST_CORE_SHADOW=y
+# Both variants use the same patched tree and the same config fragment.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib.sh"
+
+variant=${1:?usage: build-kernel.sh stock|rust|shadow [x86_64]}
+arch=${2:-x86_64}
+out=$BUILD/out-$arch-$variant
+jobs=${JOBS:-$(nproc)}
+
+"$top/scripts/prepare-tree.sh"
+
+case $arch in
+x86_64) karch=x86; image=arch/x86/boot/bzImage; cross= ;;
+*) die "unsupported arch $arch" ;;
+esac
+
+mk=(make -C "$SRC" O="$out" ARCH="$karch" LLVM= CC="ccache gcc"
+    -j"$jobs" LIBCLANG_PATH="$LIBCLANG_PATH")
+[ -n "$cross" ] && mk+=(CROSS_COMPILE="$cross")
+
+mkdir -p "$out"
+frag=$out/.rftrace-fragment
+{
+	cat "$top/configs/$arch.config"
+	case $variant in
+	stock)	echo "# CONFIG_FTRACE_RUST_CORE is not set" ;;
+	rust)	echo "CONFIG_FTRACE_RUST_CORE=y"
+		echo "# CONFIG_FTRACE_RUST_CORE_SHADOW is not set"
+		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y" ;;
+	shadow)	echo "CONFIG_FTRACE_RUST_CORE=y"
+		echo "CONFIG_FTRACE_RUST_CORE_SHADOW=y"
+		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y" ;;
+	*) die "unknown variant $variant" ;;
+	esac
+} >"$frag.new"
+
+if ! cmp -s "$frag.new" "$frag" || [ ! -f "$out/.config" ]; then
+	step "configuring $arch/$variant"
+	"${mk[@]}" -s tinyconfig >/dev/null
+	(cd "$out" && KCONFIG_CONFIG=.config "$SRC/scripts/kconfig/merge_config.sh" \
+		-m -O "$out" .config "$frag.new" >/dev/null)
+	"${mk[@]}" -s olddefconfig >/dev/null
+	mv "$frag.new" "$frag"
+	# Every line of the fragment must have survived olddefconfig.
+	bad=0
+	while IFS= read -r line; do
+		case $line in
+		CONFIG_*=*)
+			grep -qx -- "$line" "$out/.config" ||
+				{ echo "config: $line was dropped"; bad=1; } ;;
+		"# CONFIG_"*" is not set")
+			sym=${line#\# }; sym=${sym% is not set}
+			grep -q "^$sym=" "$out/.config" &&
+				{ echo "config: $sym should be off"; bad=1; } ;;
+		esac
+	done <"$frag"
+	[ $bad = 0 ] || die "config fragment not honoured (missing deps?); see $out/.config"
+else
+	rm -f "$frag.new"
+fi
+
+step "building $arch/$variant kernel in $out (-j$jobs)"
+start=$(date +%s)
+"${mk[@]}" >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; die "kernel build failed"; }
+"${mk[@]}" modules >>"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; die "module build failed"; }
+rm -rf "$out/modroot"
+"${mk[@]}" INSTALL_MOD_PATH="$out/modroot" INSTALL_MOD_STRIP=1 modules_install \
+	>>"$out/build.log" 2>&1 || { tail -20 "$out/build.log"; die "modules_install failed"; }
+step "built $out/$image in $(( $(date +%s) - start )) s"

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Drop the project into the kernel tree as kernel/trace/rftrace/ and apply the
+# project's own small kernel patches (patches/*.patch).  Re-running it brings
+# the tree in line with the working copy: the previously applied patch set is
+# reverted first when it changed.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib.sh"
+tree=${1:-$SRC}
+[ -f "$tree/Makefile" ] || die "no kernel tree at $tree (run scripts/setup.sh)"
+
+dest=$tree/kernel/trace/rftrace
+mkdir -p "$dest"
+rsync -a --delete --exclude '*.o' --exclude '.*.cmd' --exclude '*.rmeta' \
+	--exclude '*.a' --exclude 'modules.order' \
+	"$top/Kbuild" "$top/Kconfig" "$top/rust" "$top/c" "$top/include" "$dest/"
+
+applied=$tree/.rftrace-applied
+new_sum=$(cat "$top"/patches/*.patch | sha256sum | cut -d' ' -f1)
+old_sum=$(cat "$applied/sum" 2>/dev/null || true)
+if [ "$new_sum" != "$old_sum" ]; then
+	if [ -d "$applied" ]; then
+		for p in $(ls "$applied"/*.patch 2>/dev/null | sort -r); do
+			patch -d "$tree" -p1 -R -s <"$p" ||
+				die "cannot revert $(basename "$p"); re-extract the tree"
+		done
+	fi
+	rm -rf "$applied"
+	mkdir -p "$applied"
+	for p in "$top"/patches/*.patch; do
+		patch -d "$tree" -p1 -s -N --no-backup-if-mismatch <"$p" ||
+			die "patch $(basename "$p") does not apply to $tree"
+		cp "$p" "$applied/"
+	done
+	echo "$new_sum" >"$applied/sum"
+	step "applied $(ls "$top"/patches/*.patch | wc -l) kernel patches"
+fi
