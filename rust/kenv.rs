@@ -5,8 +5,8 @@
 //! This is one of the two leaf modules with `unsafe` code (the other is the
 //! C entry points in `rftrace.rs`). Everything above it works on values.
 
-use core::ffi::{c_int, c_ulong, c_void};
 use core::ptr::NonNull;
+use kernel::ffi::{c_int, c_ulong, c_void};
 
 use kernel::bindings;
 use kernel::error::code::{EFAULT, EINVAL, ERANGE};
@@ -20,6 +20,7 @@ use crate::rfcore::x86::INSN_SIZE;
 // `struct dyn_ftrace` is walked by C, arch code and tracefs alike: the Rust
 // view must be the C layout (the shim asserts the same on the C side).
 const _: () = assert!(core::mem::size_of::<bindings::dyn_ftrace>() == 16);
+const _: () = assert!(core::mem::size_of::<c_ulong>() == core::mem::size_of::<u64>());
 const _: () = assert!(core::mem::offset_of!(bindings::dyn_ftrace, ip) == 0);
 const _: () = assert!(core::mem::offset_of!(bindings::dyn_ftrace, flags) == 8);
 const _: () = assert!(bindings::MCOUNT_INSN_SIZE as usize == INSN_SIZE);
@@ -52,6 +53,19 @@ const _: () = {
     assert!(bindings::ftrace_bug_type_FTRACE_BUG_UPDATE as u8 == BugType::Update as u8);
 };
 
+/// A C `unsigned long` as the core's 64-bit word (same size, asserted above).
+pub(crate) fn word(x: c_ulong) -> u64 {
+    x as u64
+}
+
+/// The core's 64-bit word as a C `unsigned long`.
+pub(crate) fn c_word(x: u64) -> c_ulong {
+    x as c_ulong
+}
+
+// `struct dyn_arch_ftrace` is empty on x86 (zero-sized in GNU C, and in the
+// bindings), so `struct dyn_ftrace` is two words: pointers to it are fine.
+#[allow(improper_ctypes)]
 extern "C" {
     fn rftrace_shim_poke(ip: c_ulong, insn: *const u8) -> bool;
     fn rftrace_shim_poke_finish();
@@ -92,20 +106,20 @@ impl Rec {
     pub(crate) fn ip(self) -> u64 {
         // SAFETY: by the type invariants the record is live and not written
         // concurrently.
-        u64::from(unsafe { (*self.0.as_ptr()).ip })
+        word(unsafe { (*self.0.as_ptr()).ip })
     }
 
     /// The flags word.
     pub(crate) fn flags(self) -> RecFlags {
         // SAFETY: as in `ip()`.
-        RecFlags::from_raw(u64::from(unsafe { (*self.0.as_ptr()).flags }))
+        RecFlags::from_raw(word(unsafe { (*self.0.as_ptr()).flags }))
     }
 
     /// Stores the flags word.
     pub(crate) fn set_flags(self, flags: RecFlags) {
         // SAFETY: as in `ip()`; the caller serialises updates, so this is
         // the only writer.
-        unsafe { (*self.0.as_ptr()).flags = flags.raw() as c_ulong };
+        unsafe { (*self.0.as_ptr()).flags = c_word(flags.raw()) };
     }
 
     /// Runs the kernel's C decision logic on a copy of the record.
@@ -121,15 +135,15 @@ impl Rec {
 /// is touched; the caller sets `ftrace_bug_type` again if it matters.
 pub(crate) fn c_decision(ip: u64, flags: RecFlags, enable: bool) -> (c_int, RecFlags) {
     let mut copy = bindings::dyn_ftrace {
-        ip: ip as c_ulong,
-        flags: flags.raw() as c_ulong,
+        ip: c_word(ip),
+        flags: c_word(flags.raw()),
         ..Default::default()
     };
     // SAFETY: `copy` is a valid, exclusively owned record on our stack;
     // `ftrace_c_check_record()` only reads and writes its flags word and
     // the global `ftrace_bug_type`.
     let verdict = unsafe { ftrace_c_check_record(&mut copy, enable, true) };
-    (verdict, RecFlags::from_raw(u64::from(copy.flags)))
+    (verdict, RecFlags::from_raw(word(copy.flags)))
 }
 
 /// Sets the kernel's `ftrace_bug_type`, which `ftrace_bug()` prints.
@@ -138,8 +152,7 @@ pub(crate) fn set_bug_type(bug: BugType) {
     // serialisation as the records (ftrace_lock or early boot); a raw write
     // does not create a reference to the `static mut`.
     unsafe {
-        core::ptr::addr_of_mut!(bindings::ftrace_bug_type)
-            .write(bug as bindings::ftrace_bug_type)
+        core::ptr::addr_of_mut!(bindings::ftrace_bug_type).write(bug as bindings::ftrace_bug_type)
     };
 }
 
@@ -207,7 +220,9 @@ impl KernelEnv {
 }
 
 impl KernelEnv {
-    fn cursor(iter: *mut bindings::ftrace_rec_iter) -> Option<(NonNull<bindings::ftrace_rec_iter>, Rec)> {
+    fn cursor(
+        iter: *mut bindings::ftrace_rec_iter,
+    ) -> Option<(NonNull<bindings::ftrace_rec_iter>, Rec)> {
         let iter = NonNull::new(iter)?;
         // SAFETY: `iter` is a valid position of the kernel's iterator, used
         // under ftrace_lock (type invariants).
@@ -256,12 +271,12 @@ impl Env for KernelEnv {
     fn addr_new(&mut self, rec: Rec) -> u64 {
         // SAFETY: `rec` is a live record and we hold ftrace_lock, which the
         // ops-list walk inside needs.
-        u64::from(unsafe { bindings::ftrace_get_addr_new(rec.as_ptr()) })
+        word(unsafe { bindings::ftrace_get_addr_new(rec.as_ptr()) })
     }
 
     fn addr_curr(&mut self, rec: Rec) -> u64 {
         // SAFETY: as in `addr_new()`.
-        u64::from(unsafe { bindings::ftrace_get_addr_curr(rec.as_ptr()) })
+        word(unsafe { bindings::ftrace_get_addr_curr(rec.as_ptr()) })
     }
 
     fn jmp_bit(&self) -> bool {
@@ -291,7 +306,7 @@ impl Env for KernelEnv {
         // SAFETY: the drivers only queue a write at a call site whose
         // current bytes they have just verified, with a 5-byte instruction;
         // text_mutex is held whenever the text is live (prepare/post).
-        let queued = unsafe { rftrace_shim_poke(ip as c_ulong, insn.as_ptr()) };
+        let queued = unsafe { rftrace_shim_poke(c_word(ip), insn.as_ptr()) };
         if queued {
             PENDING.add(1, Relaxed);
         }

@@ -11,7 +11,7 @@ use kernel::prelude::*;
 
 #[kunit_tests(rftrace)]
 mod tests {
-    use core::ffi::c_int;
+    use kernel::ffi::c_int;
 
     use kernel::bindings;
     use kernel::sync::atomic::Relaxed;
@@ -62,8 +62,9 @@ mod tests {
         // SAFETY: as above.
         let verdict = unsafe { bindings::ftrace_update_record(&mut rec, true) };
         assert_eq!(verdict, bindings::FTRACE_UPDATE_MAKE_CALL as c_int);
-        let want = bindings::FTRACE_FL_ENABLED as u64 | bindings::FTRACE_FL_TOUCHED as u64 | 1;
-        assert_eq!(rec.flags as u64, want);
+        let want =
+            u64::from(bindings::FTRACE_FL_ENABLED) | u64::from(bindings::FTRACE_FL_TOUCHED) | 1;
+        assert_eq!(crate::kenv::word(rec.flags), want);
         assert_eq!(crate::STATS.checks.load(Relaxed) - before, 2);
     }
 
@@ -80,13 +81,11 @@ mod tests {
             encode_call(ip, 0xffff_ffff_8123_4567, true),
             Ok([0xe9, 0x61, 0x45, 0x23, 0x00])
         );
-        // Out of rel32 range, and no target.
+        // One byte beyond the rel32 range, and no target.
+        let far = ip + 5 - (1 << 31) - 1;
         assert_eq!(
-            encode_call(ip, ip + 5 + (1 << 31), false),
-            Err(EncodeError::OutOfRange {
-                ip,
-                target: ip + 5 + (1 << 31)
-            })
+            encode_call(ip, far, false),
+            Err(EncodeError::OutOfRange { ip, target: far })
         );
         assert_eq!(encode_call(ip, 0, false), Err(EncodeError::NoTarget { ip }));
     }

@@ -14,7 +14,7 @@
 //! memory, and the `extern "C"` entry points below the only place that takes
 //! raw pointers from C.
 
-use core::ffi::{c_char, c_int, c_uint, c_ulong};
+use kernel::ffi::{c_char, c_int, c_uint, c_ulong};
 
 use kernel::bindings;
 use kernel::sync::atomic::{Atomic, Relaxed};
@@ -167,7 +167,10 @@ pub unsafe extern "C" fn rftrace_check_record(
 ///
 /// As for [`rftrace_check_record`].
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_replace_one(rec: *mut bindings::dyn_ftrace, enable: bool) -> c_int {
+pub unsafe extern "C" fn rftrace_replace_one(
+    rec: *mut bindings::dyn_ftrace,
+    enable: bool,
+) -> c_int {
     // SAFETY: the caller's contract is `Rec::from_raw()`'s.
     let Some(rec) = (unsafe { Rec::from_raw(rec) }) else {
         return 0;
@@ -204,7 +207,10 @@ pub extern "C" fn rftrace_replace_code(enable: bool) {
 }
 
 /// Runs one of the single-site hooks and turns its outcome into an errno.
-fn single(rec: *mut bindings::dyn_ftrace, op: impl FnOnce(&mut KernelEnv, Rec) -> Result<(), driver::Failure>) -> c_int {
+fn single(
+    rec: *mut bindings::dyn_ftrace,
+    op: impl FnOnce(&mut KernelEnv, Rec) -> Result<(), driver::Failure>,
+) -> c_int {
     // SAFETY: the arch hooks are called by ftrace.c on records of the table,
     // under ftrace_lock or during boot / module load.
     let Some(rec) = (unsafe { Rec::from_raw(rec) }) else {
@@ -225,14 +231,20 @@ fn single(rec: *mut bindings::dyn_ftrace, op: impl FnOnce(&mut KernelEnv, Rec) -
 /// `ftrace_make_call()`.
 #[no_mangle]
 pub extern "C" fn rftrace_make_call(rec: *mut bindings::dyn_ftrace, addr: c_ulong) -> c_int {
-    single(rec, |env, rec| driver::make_call(env, rec, u64::from(addr)))
+    single(rec, |env, rec| {
+        driver::make_call(env, rec, kenv::word(addr))
+    })
 }
 
 /// `ftrace_make_nop()`; `init` for the boot / module-load conversion of the
 /// compiler's call to `__fentry__`.
 #[no_mangle]
-pub extern "C" fn rftrace_make_nop(rec: *mut bindings::dyn_ftrace, addr: c_ulong, init: bool) -> c_int {
-    let ret = single(rec, |env, rec| driver::make_nop(env, rec, u64::from(addr)));
+pub extern "C" fn rftrace_make_nop(
+    rec: *mut bindings::dyn_ftrace,
+    addr: c_ulong,
+    init: bool,
+) -> c_int {
+    let ret = single(rec, |env, rec| driver::make_nop(env, rec, kenv::word(addr)));
     if ret == 0 && init {
         STATS.init_nops.add(1, Relaxed);
     }
@@ -241,9 +253,13 @@ pub extern "C" fn rftrace_make_nop(rec: *mut bindings::dyn_ftrace, addr: c_ulong
 
 /// `ftrace_modify_call()`.
 #[no_mangle]
-pub extern "C" fn rftrace_modify_call(rec: *mut bindings::dyn_ftrace, old: c_ulong, new: c_ulong) -> c_int {
+pub extern "C" fn rftrace_modify_call(
+    rec: *mut bindings::dyn_ftrace,
+    old: c_ulong,
+    new: c_ulong,
+) -> c_int {
     single(rec, |env, rec| {
-        driver::modify_call(env, rec, u64::from(old), u64::from(new))
+        driver::modify_call(env, rec, kenv::word(old), kenv::word(new))
     })
 }
 
@@ -261,7 +277,11 @@ pub extern "C" fn rftrace_finish() {
 ///
 /// `name` and `val` are valid for writes.
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_stat(idx: c_uint, name: *mut *const c_char, val: *mut u64) -> bool {
+pub unsafe extern "C" fn rftrace_stat(
+    idx: c_uint,
+    name: *mut *const c_char,
+    val: *mut u64,
+) -> bool {
     let Some((n, v)) = STATS.get(idx) else {
         return false;
     };

@@ -130,14 +130,22 @@ pub trait Env {
     fn report(&mut self, rec: Self::Rec, update: Update, failure: Failure);
 }
 
-fn expected_old<E: Env>(env: &mut E, rec: E::Rec, update: Update) -> Result<[u8; INSN_SIZE], Failure> {
+fn expected_old<E: Env>(
+    env: &mut E,
+    rec: E::Rec,
+    update: Update,
+) -> Result<[u8; INSN_SIZE], Failure> {
     match update {
         Update::MakeCall => Ok(NOP5),
         _ => Ok(encode_call(env.ip(rec), env.addr_curr(rec), env.jmp_bit())?),
     }
 }
 
-fn wanted_new<E: Env>(env: &mut E, rec: E::Rec, update: Update) -> Result<[u8; INSN_SIZE], Failure> {
+fn wanted_new<E: Env>(
+    env: &mut E,
+    rec: E::Rec,
+    update: Update,
+) -> Result<[u8; INSN_SIZE], Failure> {
     match update {
         Update::MakeNop => Ok(NOP5),
         _ => Ok(encode_call(env.ip(rec), env.addr_new(rec), env.jmp_bit())?),
@@ -161,7 +169,11 @@ fn check_site<E: Env>(
 ///
 /// Returns the failure that stopped it, after reporting it. On failure in
 /// pass one, no site has been written.
-pub fn replace_batched<E: Env>(env: &mut E, enable: bool, counts: &mut Counts) -> Result<(), Failure> {
+pub fn replace_batched<E: Env>(
+    env: &mut E,
+    enable: bool,
+    counts: &mut Counts,
+) -> Result<(), Failure> {
     // Pass one: verify everything that would change.
     let mut at = env.first();
     while let Some(pos) = at {

@@ -10,7 +10,9 @@
 //! record (`ftrace_test_record()`) and updating it (`ftrace_update_record()`)
 //! are the same computation, one of them storing the result.
 
-use super::flags::{CallKind, RecFlags, SiteState, DIRECT, ENABLED, IPMODIFY, MODIFIED, NOCLEAR, TOUCHED};
+use super::flags::{
+    CallKind, RecFlags, SiteState, DIRECT, ENABLED, IPMODIFY, MODIFIED, NOCLEAR, TOUCHED,
+};
 
 /// What must be done to the text at a site.
 ///
