@@ -34,8 +34,10 @@ bool rftrace_stat(unsigned int idx, const char **name, u64 *val);
 
 /* Implemented in C (c/rftrace_shim.c), called by the Rust core. */
 
-/* Writes the 5-byte @insn at @ip: queued if live text, else directly.
- * Returns true if the write was queued. */
+/*
+ * Writes the 5-byte @insn at @ip: queued if the text is live, else directly.
+ * Returns true if the write was queued.
+ */
 bool rftrace_shim_poke(unsigned long ip, const u8 *insn);
 /* Makes the queued writes live (smp_text_poke_batch_finish()). */
 void rftrace_shim_poke_finish(void);
