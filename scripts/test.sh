@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test.sh [--variant shadow|rust] [--skip-ftracetest] [--only LIST]
+#
+# The project's whole test suite, from nothing:
+#   1. host: cargo test (state machine, x86 golden encodings, driver
+#      simulation), rustfmt and the x86 golden file against GNU as
+#   2. build the kernel with the Rust core (default: the shadow variant,
+#      which is the Rust kernel plus a check of every decision against the
+#      kernel's C logic)
+#   3. in the guest: the Rust core's KUnit tests
+#   4. in the guest: the project's own ftracetest-style tests (selftests/)
+#   5. in the guest: the upstream ftracetest suite, test by test, compared
+#      with the stock kernel's results (selftests/expected/)
+# and prints one closing line "N passed, N failed" over all of them.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib.sh"
+
+variant=shadow
+run_ftracetest=1
+only=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--variant) variant=$2; shift ;;
+	--skip-ftracetest) run_ftracetest=0 ;;
+	--only) only=$2; shift ;;
+	*) die "unknown option $1" ;;
+	esac
+	shift
+done
+
+passed=0 failed=0
+summary=()
+account() { # name passed failed
+	passed=$((passed + $2))
+	failed=$((failed + $3))
+	summary+=("$(printf '%-28s %5d passed, %d failed' "$1" "$2" "$3")")
+}
+
+t0=$(date +%s)
+"$top/scripts/setup.sh" || die "setup failed"
+
+# 1. Host tests.
+step "host: cargo test"
+log=$BUILD/cargo-test.log
+(cd "$top" && cargo test --quiet 2>&1) | tee "$log" | grep -E '^test result|panicked|FAILED|cases' || true
+p=$(awk '/^test result:/ { s += $4 } END { print s + 0 }' "$log")
+f=$(awk '/^test result:/ { s += $6 } END { print s + 0 }' "$log")
+grep -q '^test result:' "$log" || f=$((f + 1))
+account "host cargo test" "$p" "$f"
+
+step "host: rustfmt and checkpatch"
+p=0 f=0
+if (cd "$top" && rustfmt --edition 2021 --check rust/rftrace.rs rust/lib.rs >/dev/null 2>&1); then
+	p=$((p + 1))
+else
+	echo "rustfmt: formatting differs (run rustfmt on rust/*.rs)"; f=$((f + 1))
+fi
+cp_log=$BUILD/checkpatch.log
+if perl "$SRC/scripts/checkpatch.pl" --no-tree -q -f "$top/c/rftrace_shim.c" \
+	"$top/include/rftrace.h" >"$cp_log" 2>&1 &&
+   (cd "$top/patches" && for x in *.patch; do
+	perl "$SRC/scripts/checkpatch.pl" --no-tree -q "$x" || exit 1; done) >>"$cp_log" 2>&1; then
+	p=$((p + 1))
+else
+	cat "$cp_log"; f=$((f + 1))
+fi
+account "style (rustfmt, checkpatch)" "$p" "$f"
+
+# 2. The kernel.
+if ! "$top/scripts/build-kernel.sh" "$variant"; then
+	account "kernel build ($variant)" 0 1
+	printf '%s\n' "${summary[@]}"
+	echo "$passed passed, $failed failed"
+	exit 1
+fi
+"$top/scripts/mkinitramfs.sh" "$variant" >/dev/null || die "initramfs failed"
+
+# 3. KUnit in the guest.
+step "guest: KUnit (rftrace suite)"
+klog=$BUILD/guest-$variant-kunit.log
+RFT_LOG=$klog "$top/scripts/run-guest.sh" "$variant" kunit >/dev/null 2>&1
+p=$(awk '/# Subtest: rftrace$/ { on = 1; next }
+	on && /^[[:space:]]+ok [0-9]+ / { n++ }
+	on && /^[[:space:]]*(not )?ok [0-9]+ rftrace$/ { on = 0 }
+	END { print n + 0 }' "$klog")
+f=$(awk '/# Subtest: rftrace$/ { on = 1; next }
+	on && /^[[:space:]]+not ok [0-9]+ / { n++ }
+	on && /^[[:space:]]*(not )?ok [0-9]+ rftrace$/ { on = 0 }
+	END { print n + 0 }' "$klog")
+grep -E '^\s+(not )?ok [0-9]+ ' "$klog" | sed -n '/rftrace\|rust_and_c\|wrong_bytes\|x86_call\|update_and_test/p'
+[ "$p" -ge 4 ] || { echo "KUnit: expected at least 4 rftrace cases, saw $p (log: $klog)"; f=$((f + 1)); }
+grep -q 'rftrace: Rust dynamic ftrace core active' "$klog" ||
+	{ echo "no 'Rust dynamic ftrace core active' line in the boot log"; f=$((f + 1)); }
+account "guest KUnit" "$p" "$f"
+
+# 4. The project's own tests.
+step "guest: selftests/rftrace"
+sres=$BUILD/selftests-$variant.results
+"$top/scripts/ftracetest.sh" "$variant" --selftests --out "$sres" >/dev/null 2>&1
+grep -v '^#' "$sres" 2>/dev/null | sed 's/^/  /'
+p=$(grep -v '^#' "$sres" 2>/dev/null | awk '$2 == "PASS"' | wc -l)
+f=$(grep -v '^#' "$sres" 2>/dev/null | awk '$2 != "PASS"' | wc -l)
+want=$(ls "$top"/selftests/rftrace/*.tc | wc -l)
+[ $((p + f)) -eq "$want" ] || f=$((f + want - p - f))
+account "guest selftests/rftrace" "$p" "$f"
+
+# 5. Upstream ftracetest against the stock kernel's results.
+if [ $run_ftracetest = 1 ]; then
+	step "guest: upstream ftracetest (long)"
+	res=$BUILD/ftracetest-$variant.results
+	args=(--out "$res")
+	[ -n "$only" ] && args+=(--only "$only")
+	"$top/scripts/ftracetest.sh" "$variant" "${args[@]}"
+	cmp_args=()
+	[ -n "$only" ] && cmp_args+=(--subset)
+	cmp_log=$BUILD/ftracetest-$variant.compare
+	"$top/scripts/compare-results.sh" "${cmp_args[@]}" \
+		"$top/selftests/expected/x86_64-stock.results" "$res" | tee "$cmp_log"
+	line=$(tail -1 "$cmp_log")
+	p=$(echo "$line" | awk '{ print $1 + 0 }')
+	f=$(echo "$line" | awk '{ print $3 + 0 }')
+	echo "$line" | grep -qE '^[0-9]+ passed, [0-9]+ failed$' || f=$((f + 1))
+	account "upstream ftracetest (parity)" "$p" "$f"
+fi
+
+echo
+echo "== summary ($variant kernel, $(( $(date +%s) - t0 )) s)"
+printf '%s\n' "${summary[@]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
