@@ -49,10 +49,10 @@ pub fn encode_call(ip: u64, target: u64, jmp_bit: bool) -> Result<[u8; INSN_SIZE
     if dest == 0 {
         return Err(EncodeError::NoTarget { ip });
     }
-    let next = ip
-        .checked_add(INSN_SIZE as u64)
-        .ok_or(EncodeError::OutOfRange { ip, target })?;
-    // The displacement is computed modulo 2^64 and must fit in an i32.
+    // The CPU computes the end of the instruction and the destination
+    // modulo 2^64, as `decode` does: an instruction ending exactly at 2^64
+    // has its next address at 0. The displacement must fit in an i32.
+    let next = ip.wrapping_add(INSN_SIZE as u64);
     let disp = dest.wrapping_sub(next) as i64;
     let rel = i32::try_from(disp).map_err(|_| EncodeError::OutOfRange { ip, target })?;
     let r = rel.to_le_bytes();
