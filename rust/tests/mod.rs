@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Host tests of the Rust ftrace core.
+//!
+//! - [`model`]: an independent reference model of `ftrace_check_record()`,
+//!   written from the documented rules, not from `rfcore::record`.
+//! - [`record`]: `rfcore::record::decide` against the model, exhaustively.
+
+mod model;
+mod record;
+mod util;
