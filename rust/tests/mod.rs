@@ -5,7 +5,9 @@
 //! - [`model`]: an independent reference model of `ftrace_check_record()`,
 //!   written from the documented rules, not from `rfcore::record`.
 //! - [`record`]: `rfcore::record::decide` against the model, exhaustively.
+//! - [`x86`]: the encoder and decoder against GNU as/ld/objdump output.
 
 mod model;
 mod record;
 mod util;
+mod x86;
