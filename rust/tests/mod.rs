@@ -6,7 +6,9 @@
 //!   written from the documented rules, not from `rfcore::record`.
 //! - [`record`]: `rfcore::record::decide` against the model, exhaustively.
 //! - [`x86`]: the encoder and decoder against GNU as/ld/objdump output.
+//! - [`driver`]: the replace-code drivers on a simulated kernel.
 
+mod driver;
 mod model;
 mod record;
 mod util;
