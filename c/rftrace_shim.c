@@ -77,6 +77,17 @@ void ftrace_replace_code(int mod_flags)
 	rftrace_replace_code(mod_flags & 1);
 }
 
+int ftrace_update_ftrace_func(ftrace_func_t func)
+{
+	int ret;
+
+	ret = rftrace_update_call((unsigned long)&ftrace_call, (unsigned long)func);
+	if (!ret)
+		ret = rftrace_update_call((unsigned long)&ftrace_regs_call,
+					  (unsigned long)func);
+	return ret;
+}
+
 void arch_ftrace_update_code(int command)
 {
 	/* INT3 batching makes live patching safe: no stop_machine(). */
@@ -95,6 +106,12 @@ bool __ref rftrace_shim_poke(unsigned long ip, const u8 *insn)
 	}
 	text_poke_early((void *)ip, insn, MCOUNT_INSN_SIZE);
 	return false;
+}
+
+void rftrace_shim_poke_single(unsigned long ip, const u8 *insn)
+{
+	lockdep_assert_held(&text_mutex);
+	smp_text_poke_single((void *)ip, insn, MCOUNT_INSN_SIZE, NULL);
 }
 
 void rftrace_shim_poke_finish(void)

@@ -27,6 +27,12 @@ int rftrace_make_call(struct dyn_ftrace *rec, unsigned long addr);
 int rftrace_make_nop(struct dyn_ftrace *rec, unsigned long addr, bool init);
 int rftrace_modify_call(struct dyn_ftrace *rec, unsigned long old_addr,
 			unsigned long addr);
+/*
+ * Re-points the callback call at @ip in a trampoline to the C function
+ * @func (never a jump, whatever bit 0 of @func); 0 or -errno.  Declared for
+ * arch code in <asm/ftrace.h> too.
+ */
+int rftrace_update_call(unsigned long ip, unsigned long func);
 /* Makes the writes queued by the hooks above live (post-process). */
 void rftrace_finish(void);
 /* Counter @idx: stores its name in @name and returns true, or false. */
@@ -39,6 +45,8 @@ bool rftrace_stat(unsigned int idx, const char **name, u64 *val);
  * Returns true if the write was queued.
  */
 bool rftrace_shim_poke(unsigned long ip, const u8 *insn);
+/* Writes the 5-byte @insn at @ip now (smp_text_poke_single()). */
+void rftrace_shim_poke_single(unsigned long ip, const u8 *insn);
 /* Makes the queued writes live (smp_text_poke_batch_finish()). */
 void rftrace_shim_poke_finish(void);
 /* Logs a refused site and remembers @expected for ftrace_bug(). */

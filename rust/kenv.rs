@@ -15,7 +15,7 @@ use kernel::sync::atomic::{Atomic, Relaxed};
 use crate::rfcore::driver::{Env, Failure};
 use crate::rfcore::flags::RecFlags;
 use crate::rfcore::record::{BugType, Update};
-use crate::rfcore::x86::INSN_SIZE;
+use crate::rfcore::x86::{decode, encode_call, Decoded, INSN_SIZE};
 
 // `struct dyn_ftrace` is walked by C, arch code and tracefs alike: the Rust
 // view must be the C layout (the shim asserts the same on the C side).
@@ -69,6 +69,7 @@ pub(crate) fn c_word(x: u64) -> c_ulong {
 extern "C" {
     fn rftrace_shim_poke(ip: c_ulong, insn: *const u8) -> bool;
     fn rftrace_shim_poke_finish();
+    fn rftrace_shim_poke_single(ip: c_ulong, insn: *const u8);
     fn rftrace_shim_refuse(rec: *mut bindings::dyn_ftrace, expected: *const u8, actual: *const u8);
     fn rftrace_shim_bug(err: c_int, rec: *mut bindings::dyn_ftrace);
     fn ftrace_c_check_record(rec: *mut bindings::dyn_ftrace, enable: bool, update: bool) -> c_int;
@@ -326,4 +327,32 @@ impl Env for KernelEnv {
         // ftrace (ftrace_kill()), it does not free anything.
         unsafe { rftrace_shim_bug(errno(&failure), rec.as_ptr()) };
     }
+}
+
+/// Re-points a callback call in a trampoline; see `rftrace_update_call()`.
+///
+/// Returns the errno to give back to C on failure.
+pub(crate) fn update_callback_call(ip: u64, func: u64) -> Result<(), c_int> {
+    let mut env = KernelEnv { _private: () };
+    let old = env.read(ip).map_err(|f| {
+        kernel::pr_err!("reading the trampoline call at {:#x} faulted\n", ip);
+        errno(&f)
+    })?;
+    if !matches!(decode(ip, &old), Decoded::Call(_)) {
+        kernel::pr_err!(
+            "refusing to re-point the trampoline call at {:#x}: found {:02x?}, not a call\n",
+            ip,
+            old
+        );
+        return Err(EINVAL.to_errno());
+    }
+    let new = encode_call(ip, func, false).map_err(|e| {
+        kernel::pr_err!("cannot encode the trampoline call at {:#x}: {:?}\n", ip, e);
+        ERANGE.to_errno()
+    })?;
+    // SAFETY: `ip` is a call instruction in an ftrace trampoline (checked
+    // above), `new` is a 5-byte call; the callers hold text_mutex, which
+    // `smp_text_poke_single()` needs.
+    unsafe { rftrace_shim_poke_single(c_word(ip), new.as_ptr()) };
+    Ok(())
 }

@@ -26,7 +26,7 @@ mod kenv;
 mod kunit;
 
 use kenv::{KernelEnv, Rec};
-use rfcore::driver::{self, Counts};
+use rfcore::driver::{self, Counts, Target};
 use rfcore::record::{decide, Decision, Update};
 
 /// Prefix of this crate's kernel log lines.
@@ -229,10 +229,13 @@ fn single(
 }
 
 /// `ftrace_make_call()`.
+///
+/// As in the kernel, the record has been updated already: its `DIRECT_EN`
+/// says whether `addr` is a direct-call trampoline.
 #[no_mangle]
 pub extern "C" fn rftrace_make_call(rec: *mut bindings::dyn_ftrace, addr: c_ulong) -> c_int {
     single(rec, |env, rec| {
-        driver::make_call(env, rec, kenv::word(addr))
+        driver::make_call(env, rec, Target::of(kenv::word(addr), rec.flags()))
     })
 }
 
@@ -244,7 +247,13 @@ pub extern "C" fn rftrace_make_nop(
     addr: c_ulong,
     init: bool,
 ) -> c_int {
-    let ret = single(rec, |env, rec| driver::make_nop(env, rec, kenv::word(addr)));
+    // Only reached for the compiler's `call __fentry__` (`init`): the
+    // generic updates come through `rftrace_replace_one()`.
+    let old = Target {
+        addr: kenv::word(addr),
+        direct: false,
+    };
+    let ret = single(rec, |env, rec| driver::make_nop(env, rec, old));
     if ret == 0 && init {
         STATS.init_nops.add(1, Relaxed);
     }
@@ -252,6 +261,10 @@ pub extern "C" fn rftrace_make_nop(
 }
 
 /// `ftrace_modify_call()`.
+///
+/// Not reached on x86 (the generic updates come through
+/// `rftrace_replace_one()`); the record is updated already, so only the new
+/// target's kind is known, and the old one is taken as the same kind.
 #[no_mangle]
 pub extern "C" fn rftrace_modify_call(
     rec: *mut bindings::dyn_ftrace,
@@ -259,8 +272,34 @@ pub extern "C" fn rftrace_modify_call(
     new: c_ulong,
 ) -> c_int {
     single(rec, |env, rec| {
-        driver::modify_call(env, rec, kenv::word(old), kenv::word(new))
+        let new = Target::of(kenv::word(new), rec.flags());
+        let old = Target {
+            addr: kenv::word(old),
+            direct: new.direct,
+        };
+        driver::modify_call(env, rec, old, new)
     })
+}
+
+/// Re-points the callback call at `ip` in an ftrace trampoline (the
+/// `ftrace_call` / `ftrace_regs_call` sites of the shared callers, and the
+/// call in an ops' own trampoline) to the C function `func`.
+///
+/// The site must hold a `CALL rel32`; anything else is refused and left
+/// alone. `func` is a plain C function, so bit 0 of its address is part of
+/// the address, never the direct-call "jump" bit: with GCC 12 at `-Os` C
+/// functions start at odd addresses, and reading that bit as "jump" (as
+/// the kernel's `ftrace_call_replace()` does) writes a `JMP` to the byte
+/// before the function.
+#[no_mangle]
+pub extern "C" fn rftrace_update_call(ip: c_ulong, func: c_ulong) -> c_int {
+    match kenv::update_callback_call(kenv::word(ip), kenv::word(func)) {
+        Ok(()) => 0,
+        Err(e) => {
+            STATS.failures.add(1, Relaxed);
+            e
+        }
+    }
 }
 
 /// Arch post-process: make the writes queued by the single-site hooks live.

@@ -20,7 +20,7 @@
 //!   `__ftrace_replace_code()` does; it is used when a module's records are
 //!   enabled and by arches without a batching engine.
 
-use super::flags::RecFlags;
+use super::flags::{RecFlags, DIRECT_EN};
 use super::record::{decide, Decision, Update};
 use super::x86::{encode_call, verify, EncodeError, Mismatch, INSN_SIZE, NOP5};
 
@@ -52,6 +52,36 @@ impl From<EncodeError> for Failure {
     fn from(e: EncodeError) -> Self {
         Failure::Encode(e)
     }
+}
+
+/// Where a site calls, and whether that is a direct-call trampoline.
+///
+/// Only a direct-call target may carry the "jump" bit
+/// (`CONFIG_DYNAMIC_FTRACE_WITH_JMP`, bit 0): callers, trampolines and
+/// callbacks are plain functions, and with GCC 12 at `-Os` a C function can
+/// start at an odd address. Reading bit 0 of those as "jump" would write a
+/// `JMP` one byte before the function.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Target {
+    /// The address the site calls (or jumps to).
+    pub addr: u64,
+    /// The address is a direct-call trampoline (the record's `DIRECT_EN`).
+    pub direct: bool,
+}
+
+impl Target {
+    /// The target the `*_EN` bits of `flags` say the site uses.
+    pub fn of(addr: u64, flags: RecFlags) -> Self {
+        Target {
+            addr,
+            direct: flags.any(DIRECT_EN),
+        }
+    }
+}
+
+/// Encodes the instruction that makes the site at `ip` reach `target`.
+fn encode<E: Env>(env: &E, ip: u64, target: Target) -> Result<[u8; INSN_SIZE], EncodeError> {
+    encode_call(ip, target.addr, target.direct && env.jmp_bit())
 }
 
 /// Counters kept by the drivers. Plain numbers: the caller accumulates them.
@@ -130,6 +160,7 @@ pub trait Env {
     fn report(&mut self, rec: Self::Rec, update: Update, failure: Failure);
 }
 
+/// The bytes the site holds now, from the record's current state.
 fn expected_old<E: Env>(
     env: &mut E,
     rec: E::Rec,
@@ -137,18 +168,27 @@ fn expected_old<E: Env>(
 ) -> Result<[u8; INSN_SIZE], Failure> {
     match update {
         Update::MakeCall => Ok(NOP5),
-        _ => Ok(encode_call(env.ip(rec), env.addr_curr(rec), env.jmp_bit())?),
+        _ => {
+            let old = Target::of(env.addr_curr(rec), env.flags(rec));
+            Ok(encode(env, env.ip(rec), old)?)
+        }
     }
 }
 
+/// The bytes the site must hold once `decision` is applied.
 fn wanted_new<E: Env>(
     env: &mut E,
     rec: E::Rec,
-    update: Update,
+    decision: Decision,
 ) -> Result<[u8; INSN_SIZE], Failure> {
-    match update {
+    match decision.update {
         Update::MakeNop => Ok(NOP5),
-        _ => Ok(encode_call(env.ip(rec), env.addr_new(rec), env.jmp_bit())?),
+        _ => {
+            // `addr_new()` reads the request bits, which the decision does
+            // not change; the new `DIRECT_EN` says whether it is direct.
+            let new = Target::of(env.addr_new(rec), decision.flags);
+            Ok(encode(env, env.ip(rec), new)?)
+        }
     }
 }
 
@@ -162,7 +202,7 @@ fn check_site<E: Env>(
     let old = expected_old(env, rec, decision.update)?;
     let actual = env.read(env.ip(rec))?;
     verify(&actual, &old)?;
-    wanted_new(env, rec, decision.update)
+    wanted_new(env, rec, decision)
 }
 
 /// The x86 batched update pass over every record (`ftrace_replace_code()`).
@@ -200,7 +240,7 @@ pub fn replace_batched<E: Env>(
         if decision.update != Update::Ignore {
             // Cannot fail: pass one checked the same decision on the same
             // state. Still, never write what was not verified.
-            let new = match wanted_new(env, rec, decision.update) {
+            let new = match wanted_new(env, rec, decision) {
                 Ok(new) => new,
                 Err(failure) => {
                     counts.failures = counts.failures.saturating_add(1);
@@ -232,9 +272,9 @@ pub fn replace_batched<E: Env>(
 }
 
 /// Turns a NOP at `rec` into a call to `target` (`ftrace_make_call()`).
-pub fn make_call<E: Env>(env: &mut E, rec: E::Rec, target: u64) -> Result<(), Failure> {
+pub fn make_call<E: Env>(env: &mut E, rec: E::Rec, target: Target) -> Result<(), Failure> {
     let ip = env.ip(rec);
-    let new = encode_call(ip, target, env.jmp_bit())?;
+    let new = encode(env, ip, target)?;
     let actual = env.read(ip)?;
     verify(&actual, &NOP5)?;
     env.queue(ip, &new);
@@ -242,9 +282,9 @@ pub fn make_call<E: Env>(env: &mut E, rec: E::Rec, target: u64) -> Result<(), Fa
 }
 
 /// Turns the call to `old` at `rec` into a NOP (`ftrace_make_nop()`).
-pub fn make_nop<E: Env>(env: &mut E, rec: E::Rec, old: u64) -> Result<(), Failure> {
+pub fn make_nop<E: Env>(env: &mut E, rec: E::Rec, old: Target) -> Result<(), Failure> {
     let ip = env.ip(rec);
-    let expected = encode_call(ip, old, env.jmp_bit())?;
+    let expected = encode(env, ip, old)?;
     let actual = env.read(ip)?;
     verify(&actual, &expected)?;
     env.queue(ip, &NOP5);
@@ -252,10 +292,15 @@ pub fn make_nop<E: Env>(env: &mut E, rec: E::Rec, old: u64) -> Result<(), Failur
 }
 
 /// Re-targets the call at `rec` from `old` to `new` (`ftrace_modify_call()`).
-pub fn modify_call<E: Env>(env: &mut E, rec: E::Rec, old: u64, new: u64) -> Result<(), Failure> {
+pub fn modify_call<E: Env>(
+    env: &mut E,
+    rec: E::Rec,
+    old: Target,
+    new: Target,
+) -> Result<(), Failure> {
     let ip = env.ip(rec);
-    let expected = encode_call(ip, old, env.jmp_bit())?;
-    let insn = encode_call(ip, new, env.jmp_bit())?;
+    let expected = encode(env, ip, old)?;
+    let insn = encode(env, ip, new)?;
     let actual = env.read(ip)?;
     verify(&actual, &expected)?;
     env.queue(ip, &insn);
@@ -273,9 +318,11 @@ pub fn replace_one<E: Env>(
     enable: bool,
     counts: &mut Counts,
 ) -> Result<Update, Failure> {
-    let new = env.addr_new(rec);
-    let old = env.addr_curr(rec);
-    let decision = decide(env.flags(rec), enable);
+    let flags = env.flags(rec);
+    let new_addr = env.addr_new(rec);
+    let old = Target::of(env.addr_curr(rec), flags);
+    let decision = decide(flags, enable);
+    let new = Target::of(new_addr, decision.flags);
     counts.walked = counts.walked.saturating_add(1);
     if decision.update == Update::Ignore {
         return Ok(Update::Ignore);

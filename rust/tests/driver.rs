@@ -124,8 +124,9 @@ impl Sim {
         }
     }
 
-    fn encode(&self, ip: u64, target: u64) -> [u8; 5] {
-        if self.jmp && target & 1 == 1 {
+    /// Only a direct-call target reads bit 0 as "jump".
+    fn encode(&self, ip: u64, target: u64, direct: bool) -> [u8; 5] {
+        if self.jmp && direct && target & 1 == 1 {
             insn(ip, target & !1, true)
         } else {
             insn(ip, target, false)
@@ -136,7 +137,7 @@ impl Sim {
     fn expected_text(&self, i: usize) -> [u8; 5] {
         let s = &self.recs[i];
         if has(s.flags, bit::ENABLED) {
-            self.encode(s.ip, self.target_curr(s))
+            self.encode(s.ip, self.target_curr(s), has(s.flags, bit::DIRECT_EN))
         } else {
             NOP
         }
@@ -488,7 +489,10 @@ fn corrupted_site_is_refused() {
                 let ip = sim.recs[rec].ip;
                 let expected = match model::check_record(sim.recs[rec].flags, true).0 {
                     model::MAKE_CALL => NOP,
-                    _ => sim.encode(ip, sim.target_curr(&sim.recs[rec])),
+                    _ => {
+                        let r = &sim.recs[rec];
+                        sim.encode(ip, sim.target_curr(r), has(r.flags, bit::DIRECT_EN))
+                    }
                 };
                 assert_eq!(sim.text[&ip], expected);
                 let mut actual = expected;
@@ -704,4 +708,37 @@ fn batches_split_at_descending_ip() {
     assert_eq!(counts.batches, 2);
     assert_eq!(sim.flushes.iter().map(Vec::len).collect::<Vec<_>>(), [5, 5]);
     sim.check_text();
+}
+
+/// On a jmp-bit kernel only a direct-call target reads bit 0 as "jump".
+/// A trampoline or caller at an odd address (a C function built with GCC
+/// 12 at -Os) must be called, not jumped to one byte before it.
+#[test]
+fn odd_non_direct_targets_are_called() {
+    let mut sim = Sim::kernel(4, true);
+    for s in sim.recs.iter_mut() {
+        s.tramp |= 1;
+    }
+    // Record 0: single ops with an odd trampoline; record 1: regs caller;
+    // record 2: direct trampoline with the jump bit; record 3: direct
+    // trampoline shared with another ops (so: the caller, not the direct).
+    sim.recs[0].flags = m(bit::TRAMP) | 1;
+    sim.recs[1].flags = m(bit::REGS) | 1;
+    sim.recs[2].flags = m(bit::DIRECT) | 1;
+    sim.recs[3].flags = m(bit::DIRECT) | m(bit::TRAMP) | 2;
+    let mut counts = Counts::default();
+    assert_eq!(replace_batched(&mut sim, true, &mut counts), Ok(()));
+    let (r0, r2, r3) = (sim.recs[0], sim.recs[2], sim.recs[3]);
+    assert_eq!(sim.text[&r0.ip], insn(r0.ip, r0.tramp, false));
+    assert_eq!(sim.text[&r0.ip][0], 0xe8);
+    assert_eq!(sim.text[&r2.ip], insn(r2.ip, r2.direct & !1, true));
+    assert_eq!(sim.text[&r3.ip], insn(r3.ip, r3.tramp, false));
+    sim.check_text();
+
+    // And back: the old bytes are expected as calls too.
+    for s in sim.recs.iter_mut() {
+        s.flags &= !model::COUNT_MASK;
+    }
+    assert_eq!(replace_batched(&mut sim, true, &mut counts), Ok(()));
+    assert!(sim.text.values().all(|b| *b == NOP));
 }
