@@ -7,7 +7,9 @@
 #   stock   CONFIG_FTRACE_RUST_CORE=n (the kernel's own C dynamic ftrace)
 #   rust    CONFIG_FTRACE_RUST_CORE=y
 #   shadow  CONFIG_FTRACE_RUST_CORE=y and CONFIG_FTRACE_RUST_CORE_SHADOW=y
-# Both variants use the same patched tree and the same config fragment.
+# All variants use the same patched tree and the same config fragment
+# (configs/ARCH.config, built with -O2).  A "-os" suffix (stock-os, rust-os,
+# shadow-os) builds the same with CONFIG_CC_OPTIMIZE_FOR_SIZE instead.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,9 +33,17 @@ mk=(make -C "$SRC" O="$out" ARCH="$karch" LLVM= CC="ccache gcc"
 
 mkdir -p "$out"
 frag=$out/.rftrace-fragment
+base=${variant%-os}
 {
-	cat "$top/configs/$arch.config"
-	case $variant in
+	if [ "$base" != "$variant" ]; then
+		# The -Os flavour: what tinyconfig picks, and where GCC 12 leaves
+		# functions unaligned (see README).
+		grep -v 'CONFIG_CC_OPTIMIZE_FOR' "$top/configs/$arch.config"
+		echo "CONFIG_CC_OPTIMIZE_FOR_SIZE=y"
+	else
+		cat "$top/configs/$arch.config"
+	fi
+	case $base in
 	stock)	echo "# CONFIG_FTRACE_RUST_CORE is not set" ;;
 	rust)	echo "CONFIG_FTRACE_RUST_CORE=y"
 		echo "# CONFIG_FTRACE_RUST_CORE_SHADOW is not set"
