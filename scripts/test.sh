@@ -52,9 +52,9 @@ f=$(awk '/^test result:/ { s += $6 } END { print s + 0 }' "$log")
 grep -q '^test result:' "$log" || f=$((f + 1))
 account "host cargo test" "$p" "$f"
 
-step "host: rustfmt and checkpatch"
+step "host: rustfmt, clippy and checkpatch"
 p=0 f=0
-if (cd "$top" && rustfmt --edition 2021 --check rust/rftrace.rs rust/lib.rs >/dev/null 2>&1); then
+if (cd "$top" && rustfmt --edition 2021 --check rust/rftrace.rs rust/lib.rs); then
 	p=$((p + 1))
 else
 	echo "rustfmt: formatting differs (run rustfmt on rust/*.rs)"; f=$((f + 1))
@@ -68,7 +68,12 @@ if perl "$SRC/scripts/checkpatch.pl" --no-tree -q -f "$top/c/rftrace_shim.c" \
 else
 	cat "$cp_log"; f=$((f + 1))
 fi
-account "style (rustfmt, checkpatch)" "$p" "$f"
+if (cd "$top" && cargo clippy --quiet --all-targets -- -D warnings >"$BUILD/clippy.log" 2>&1); then
+	p=$((p + 1))
+else
+	cat "$BUILD/clippy.log"; f=$((f + 1))
+fi
+account "style (rustfmt, clippy, checkpatch)" "$p" "$f"
 
 # 2. The kernel.
 if ! "$top/scripts/build-kernel.sh" "$variant"; then
