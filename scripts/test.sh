@@ -87,12 +87,13 @@ fi
 # 3. KUnit in the guest.
 step "guest: KUnit (rftrace suite)"
 klog=$BUILD/guest-$variant-kunit.log
-RFT_LOG=$klog "$top/scripts/run-guest.sh" "$variant" kunit >/dev/null 2>&1
-p=$(awk '/# Subtest: rftrace$/ { on = 1; next }
+# loglevel=7: the boot log line of the core is pr_info().
+RFT_LOG=$klog "$top/scripts/run-guest.sh" "$variant" kunit loglevel=7 >/dev/null 2>&1
+p=$(awk '{ sub(/\r$/, "") } /# Subtest: rftrace$/ { on = 1; next }
 	on && /^[[:space:]]+ok [0-9]+ / { n++ }
 	on && /^[[:space:]]*(not )?ok [0-9]+ rftrace$/ { on = 0 }
 	END { print n + 0 }' "$klog")
-f=$(awk '/# Subtest: rftrace$/ { on = 1; next }
+f=$(awk '{ sub(/\r$/, "") } /# Subtest: rftrace$/ { on = 1; next }
 	on && /^[[:space:]]+not ok [0-9]+ / { n++ }
 	on && /^[[:space:]]*(not )?ok [0-9]+ rftrace$/ { on = 0 }
 	END { print n + 0 }' "$klog")
