@@ -7,6 +7,7 @@
 //! The kernel crate (`rftrace.rs`) and the host test crate (`lib.rs`) both
 //! include this module, so the host tests run the very code the kernel runs.
 
+pub mod account;
 pub mod driver;
 pub mod flags;
 pub mod record;

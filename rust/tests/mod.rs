@@ -8,6 +8,7 @@
 //! - [`x86`]: the encoder and decoder against GNU as/ld/objdump output.
 //! - [`driver`]: the replace-code drivers on a simulated kernel.
 
+mod account;
 mod driver;
 mod model;
 mod record;
