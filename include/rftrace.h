@@ -10,6 +10,7 @@
 #include <linux/types.h>
 
 struct dyn_ftrace;
+struct ftrace_ops;
 
 /* Implemented in Rust (rust/rftrace.rs); callers hold ftrace_lock. */
 
@@ -33,6 +34,11 @@ int rftrace_modify_call(struct dyn_ftrace *rec, unsigned long old_addr,
  * arch code in <asm/ftrace.h> too.
  */
 int rftrace_update_call(unsigned long ip, unsigned long func);
+/*
+ * Per-record accounting for @ops (one more user if @inc, one less if not);
+ * false on a reference count overflow or underflow.
+ */
+bool rftrace_account(struct dyn_ftrace *rec, struct ftrace_ops *ops, bool inc);
 /* Makes the writes queued by the hooks above live (post-process). */
 void rftrace_finish(void);
 /* Counter @idx: stores its name in @name and returns true, or false. */
@@ -55,7 +61,12 @@ void rftrace_shim_refuse(struct dyn_ftrace *rec, const u8 *expected,
 /* ftrace_bug() for @rec, then forgets the expected bytes. */
 void rftrace_shim_bug(int err, struct dyn_ftrace *rec);
 
-/* Implemented in kernel/trace/ftrace.c: the kernel's C decision logic. */
+/* Implemented in kernel/trace/ftrace.c: the kernel's C logic and queries. */
 int ftrace_c_check_record(struct dyn_ftrace *rec, bool enable, bool update);
+bool ftrace_c_rec_account(struct dyn_ftrace *rec, struct ftrace_ops *ops,
+			  bool inc);
+bool ftrace_c_rec_ops_need_regs(struct dyn_ftrace *rec);
+bool ftrace_c_rec_other_tramp_ops(struct dyn_ftrace *rec,
+				  struct ftrace_ops *ops);
 
 #endif /* _KERNEL_TRACE_RFTRACE_H */

@@ -12,6 +12,7 @@ use kernel::bindings;
 use kernel::error::code::{EFAULT, EINVAL, ERANGE};
 use kernel::sync::atomic::{Atomic, Relaxed};
 
+use crate::rfcore::account::{OpsProps, Others};
 use crate::rfcore::driver::{Env, Failure};
 use crate::rfcore::flags::RecFlags;
 use crate::rfcore::record::{BugType, Update};
@@ -73,6 +74,16 @@ extern "C" {
     fn rftrace_shim_refuse(rec: *mut bindings::dyn_ftrace, expected: *const u8, actual: *const u8);
     fn rftrace_shim_bug(err: c_int, rec: *mut bindings::dyn_ftrace);
     fn ftrace_c_check_record(rec: *mut bindings::dyn_ftrace, enable: bool, update: bool) -> c_int;
+    fn ftrace_c_rec_account(
+        rec: *mut bindings::dyn_ftrace,
+        ops: *mut bindings::ftrace_ops,
+        inc: bool,
+    ) -> bool;
+    fn ftrace_c_rec_ops_need_regs(rec: *mut bindings::dyn_ftrace) -> bool;
+    fn ftrace_c_rec_other_tramp_ops(
+        rec: *mut bindings::dyn_ftrace,
+        ops: *mut bindings::ftrace_ops,
+    ) -> bool;
 }
 
 /// A record of the kernel's call-site table.
@@ -355,4 +366,84 @@ pub(crate) fn update_callback_call(ip: u64, func: u64) -> Result<(), c_int> {
     // `smp_text_poke_single()` needs.
     unsafe { rftrace_shim_poke_single(c_word(ip), new.as_ptr()) };
     Ok(())
+}
+
+/// An `ftrace_ops` that is being added to or removed from records.
+///
+/// # Invariants
+///
+/// The pointer is to a live, registered ops, and the holder runs under
+/// `ftrace_lock` (the accounting runs inside `__ftrace_hash_rec_update()`).
+#[derive(Clone, Copy)]
+pub(crate) struct Ops(NonNull<bindings::ftrace_ops>);
+
+impl Ops {
+    /// Wraps an ops pointer received from C.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is null or a live ops, and the caller holds `ftrace_lock` for as
+    /// long as the `Ops` is used.
+    pub(crate) unsafe fn from_raw(ptr: *mut bindings::ftrace_ops) -> Option<Self> {
+        NonNull::new(ptr).map(Ops)
+    }
+
+    /// What the accounting needs to know about the ops.
+    pub(crate) fn props(self) -> OpsProps {
+        let ops = self.0.as_ptr();
+        // SAFETY: by the type invariants the ops is live; its flags,
+        // trampoline and func are not changed while ftrace_lock is held.
+        let (flags, trampoline, func) = unsafe { ((*ops).flags, (*ops).trampoline, (*ops).func) };
+        // SAFETY: as above; ftrace_ops_get_func() only reads the ops.
+        let get_func = unsafe { bindings::ftrace_ops_get_func(ops) };
+        let addr = |f: bindings::ftrace_func_t| f.map_or(0usize, |f| f as usize);
+        let flag = |bit: u32| word(flags) & u64::from(bit) != 0;
+        OpsProps {
+            direct: flag(bindings::FTRACE_OPS_FL_DIRECT),
+            save_regs: flag(bindings::FTRACE_OPS_FL_SAVE_REGS),
+            trampoline: trampoline != 0,
+            call_ops_ok: addr(get_func) == addr(func),
+        }
+    }
+
+    /// The raw pointer, for C calls.
+    pub(crate) fn as_ptr(self) -> *mut bindings::ftrace_ops {
+        self.0.as_ptr()
+    }
+}
+
+/// The questions the accounting asks about the other ops on a record,
+/// answered by the kernel's ops-list walks.
+pub(crate) struct KernelOthers {
+    pub(crate) rec: Rec,
+    pub(crate) ops: Ops,
+}
+
+impl Others for KernelOthers {
+    fn need_regs(&mut self) -> bool {
+        // SAFETY: a live record and ops, under ftrace_lock (type invariants
+        // of `Rec` and `Ops`); the C function only walks the ops list.
+        unsafe { ftrace_c_rec_ops_need_regs(self.rec.as_ptr()) }
+    }
+
+    fn other_has_trampoline(&mut self) -> bool {
+        // SAFETY: as in `need_regs()`.
+        unsafe { ftrace_c_rec_other_tramp_ops(self.rec.as_ptr(), self.ops.as_ptr()) }
+    }
+}
+
+/// Runs the kernel's C accounting on a copy of `rec` (same ip and flags).
+///
+/// Returns whether C accepted the change and the word it would store.
+pub(crate) fn c_account(rec: Rec, ops: Ops, inc: bool) -> (bool, RecFlags) {
+    let mut copy = bindings::dyn_ftrace {
+        ip: c_word(rec.ip()),
+        flags: c_word(rec.flags().raw()),
+        ..Default::default()
+    };
+    // SAFETY: `copy` is ours; the C function reads the ops and walks the ops
+    // list under ftrace_lock, which the caller holds, and writes only the
+    // copy's flags.
+    let ok = unsafe { ftrace_c_rec_account(&mut copy, ops.as_ptr(), inc) };
+    (ok, RecFlags::from_raw(word(copy.flags)))
 }

@@ -16,7 +16,8 @@ mod tests {
     use kernel::bindings;
     use kernel::sync::atomic::Relaxed;
 
-    use crate::kenv::c_decision;
+    use crate::kenv::{c_account, c_decision, Ops, Rec};
+    use crate::rfcore::account::AccountError;
     use crate::rfcore::flags::{RecFlags, REF_MAX};
     use crate::rfcore::record::decide;
     use crate::rfcore::x86::{encode_call, EncodeError};
@@ -43,6 +44,82 @@ mod tests {
             }
         }
         assert_eq!(checked, (1 << FLAG_BITS) * 6 * 2);
+        assert_eq!(differ, 0);
+    }
+
+    #[test]
+    fn rust_and_c_account_alike() {
+        // Unregistered ops on the stack, with every combination of the
+        // properties the accounting reads. Counts that would make the C
+        // code warn (and stop ftrace) are only given to Rust.
+        let counts = [0u64, 1, 2, 3, REF_MAX - 1];
+        let ops_flags = [
+            0u32,
+            bindings::FTRACE_OPS_FL_DIRECT,
+            bindings::FTRACE_OPS_FL_SAVE_REGS,
+            bindings::FTRACE_OPS_FL_DIRECT | bindings::FTRACE_OPS_FL_SAVE_REGS,
+            bindings::FTRACE_OPS_FL_RECURSION,
+        ];
+        let mut checked = 0u32;
+        let mut differ = 0u32;
+        for &of in &ops_flags {
+            for tramp in [0usize, 0x1000] {
+                let mut ops = bindings::ftrace_ops {
+                    flags: of as usize,
+                    trampoline: tramp,
+                    ..Default::default()
+                };
+                // SAFETY: a valid ops on our stack, used only below.
+                let ops = unsafe { Ops::from_raw(&mut ops) }.unwrap();
+                for bits in 0u64..(1 << FLAG_BITS) {
+                    for &count in &counts {
+                        for inc in [false, true] {
+                            let flags = (bits << 19) | count;
+                            let mut rec = bindings::dyn_ftrace {
+                                ip: 0,
+                                flags: crate::kenv::c_word(flags),
+                                ..Default::default()
+                            };
+                            // SAFETY: a private record on our stack.
+                            let rec = unsafe { Rec::from_raw(&mut rec) }.unwrap();
+                            let before = rec.flags();
+                            let mut others = crate::kenv::KernelOthers { rec, ops };
+                            let rust = if inc {
+                                crate::rfcore::account::add(
+                                    before,
+                                    ops.props(),
+                                    crate::rfcore::account::CallOps::Unsupported,
+                                )
+                            } else {
+                                crate::rfcore::account::remove(
+                                    before,
+                                    ops.props(),
+                                    crate::rfcore::account::CallOps::Unsupported,
+                                    &mut others,
+                                )
+                            };
+                            if (inc && count == REF_MAX - 1) || (!inc && count == 0) {
+                                let want = if inc {
+                                    AccountError::Overflow
+                                } else {
+                                    AccountError::Underflow
+                                };
+                                if rust != Err(want) {
+                                    differ += 1;
+                                }
+                                continue;
+                            }
+                            let (c_ok, c_flags) = c_account(rec, ops, inc);
+                            checked += 1;
+                            if !c_ok || rust != Ok(c_flags) {
+                                differ += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 10 * (1 << FLAG_BITS) * 8);
         assert_eq!(differ, 0);
     }
 

@@ -25,7 +25,8 @@ mod kenv;
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
 mod kunit;
 
-use kenv::{KernelEnv, Rec};
+use kenv::{KernelEnv, KernelOthers, Ops, Rec};
+use rfcore::account::{self, AccountError, CallOps};
 use rfcore::driver::{self, Counts, Target};
 use rfcore::record::{decide, Decision, Update};
 
@@ -49,6 +50,7 @@ struct Stats {
     checks: Atomic<u64>,
     shadow_checks: Atomic<u64>,
     shadow_diffs: Atomic<u64>,
+    accounted: Atomic<u64>,
 }
 
 static STATS: Stats = Stats {
@@ -64,6 +66,7 @@ static STATS: Stats = Stats {
     checks: Atomic::new(0),
     shadow_checks: Atomic::new(0),
     shadow_diffs: Atomic::new(0),
+    accounted: Atomic::new(0),
 };
 
 fn bump(counter: &Atomic<u64>, by: u64) {
@@ -102,6 +105,7 @@ impl Stats {
             10 => (b"record_checks\0", r(&self.checks)),
             11 => (b"shadow_checks\0", r(&self.shadow_checks)),
             12 => (b"shadow_differences\0", r(&self.shadow_diffs)),
+            13 => (b"records_accounted\0", r(&self.accounted)),
             _ => return None,
         })
     }
@@ -120,18 +124,103 @@ fn shadow_check(rec: Rec, enable: bool, rust: &Decision) {
     if c_verdict == rust.update as c_int && c_flags == rust.flags {
         return;
     }
+    shadow_diff(format_args!(
+        "decision differs for {:#x} flags {:#x} enable {}: Rust {:?} -> {:#x}, C {} -> {:#x}",
+        rec.ip(),
+        rec.flags().raw(),
+        enable,
+        rust.update,
+        rust.flags.raw(),
+        c_verdict,
+        c_flags.raw()
+    ));
+}
+
+/// Counts a shadow difference and logs the first few.
+fn shadow_diff(args: core::fmt::Arguments<'_>) {
     let seen = STATS.shadow_diffs.fetch_add(1, Relaxed);
     if seen < 8 {
-        kernel::pr_warn!(
-            "shadow: decision differs for {:#x} flags {:#x} enable {}: Rust {:?} -> {:#x}, C {} -> {:#x}\n",
-            rec.ip(),
-            rec.flags().raw(),
-            enable,
-            rust.update,
-            rust.flags.raw(),
-            c_verdict,
-            c_flags.raw()
-        );
+        kernel::pr_warn!("shadow: {}\n", args);
+    }
+}
+
+/// Per-record accounting for one ops (the body of the kernel's
+/// `__ftrace_hash_rec_update()` loop): one more user of `rec` if `inc`,
+/// one less otherwise. Returns false on a reference count overflow or
+/// underflow, leaving the record as it was; the caller warns and stops
+/// ftrace.
+///
+/// On an arch with per-site ops literals the `CALL_OPS` request follows
+/// the kernel's rule (the eligibility of the ops added or removed);
+/// `account::remove_with_survivor()` is the rule the arm64 work will use.
+///
+/// # Safety
+///
+/// `rec` is a record of the table, `ops` a registered ops, and the caller
+/// holds `ftrace_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_account(
+    rec: *mut bindings::dyn_ftrace,
+    ops: *mut bindings::ftrace_ops,
+    inc: bool,
+) -> bool {
+    // SAFETY: the caller's contract is `Rec::from_raw()`'s and
+    // `Ops::from_raw()`'s.
+    let (Some(rec), Some(ops)) = (unsafe { Rec::from_raw(rec) }, unsafe { Ops::from_raw(ops) })
+    else {
+        return false;
+    };
+    let mode = if cfg!(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS) {
+        CallOps::Supported
+    } else {
+        CallOps::Unsupported
+    };
+    let before = rec.flags();
+    let props = ops.props();
+    let result = if inc {
+        account::add(before, props, mode)
+    } else {
+        account::remove(before, props, mode, &mut KernelOthers { rec, ops })
+    };
+    if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
+        let (c_ok, c_flags) = kenv::c_account(rec, ops, inc);
+        STATS.shadow_checks.add(1, Relaxed);
+        let same = match result {
+            Ok(flags) => c_ok && c_flags == flags,
+            Err(_) => !c_ok,
+        };
+        if !same {
+            shadow_diff(format_args!(
+                "accounting differs for {:#x} flags {:#x} inc {} ops {:?}: Rust {:?}, C {} {:#x}",
+                rec.ip(),
+                before.raw(),
+                inc,
+                props,
+                result,
+                c_ok,
+                c_flags.raw()
+            ));
+        }
+    }
+    match result {
+        Ok(flags) => {
+            rec.set_flags(flags);
+            STATS.accounted.add(1, Relaxed);
+            true
+        }
+        Err(e) => {
+            let what = match e {
+                AccountError::Overflow => "overflow",
+                AccountError::Underflow => "underflow",
+            };
+            kernel::pr_err!(
+                "reference count {} on the record at {:#x} (flags {:#x})\n",
+                what,
+                rec.ip(),
+                before.raw()
+            );
+            false
+        }
     }
 }
 
