@@ -52,6 +52,13 @@ f=$(awk '/^test result:/ { s += $6 } END { print s + 0 }' "$log")
 grep -q '^test result:' "$log" || f=$((f + 1))
 account "host cargo test" "$p" "$f"
 
+step "host: criterion benches, once each (smoke; nothing is asserted about speed)"
+if (cd "$top" && cargo bench --quiet --bench core -- --test >"$BUILD/bench-smoke.log" 2>&1); then
+	account "host bench smoke" 1 0
+else
+	tail -20 "$BUILD/bench-smoke.log"; account "host bench smoke" 0 1
+fi
+
 step "host: rustfmt, clippy and checkpatch"
 p=0 f=0
 if (cd "$top" && rustfmt --edition 2021 --check rust/rftrace.rs rust/lib.rs); then
