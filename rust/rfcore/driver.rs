@@ -215,6 +215,7 @@ pub fn replace_batched<E: Env>(
     counts: &mut Counts,
 ) -> Result<(), Failure> {
     // Pass one: verify everything that would change.
+    let mut changes = 0u64;
     let mut at = env.first();
     while let Some(pos) = at {
         let rec = env.record(pos);
@@ -226,8 +227,13 @@ pub fn replace_batched<E: Env>(
                 env.report(rec, decision.update, failure);
                 return Err(failure);
             }
+            changes = changes.saturating_add(1);
         }
         at = env.next(pos);
+    }
+    if changes == 0 {
+        // Nothing to write: no second walk, no batch.
+        return Ok(());
     }
 
     // Pass two: queue the new text and update the records.
