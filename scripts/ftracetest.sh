@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ftracetest.sh VARIANT [options] [-- KERNEL PARAMETER...]
+#
+# Run the kernel's ftrace selftests (tools/testing/selftests/ftrace) on the
+# VARIANT kernel under QEMU, one .tc file per ftracetest invocation, and
+# survive oopses and hangs: the guest is booted again at the next test.
+# Writes a results file with one line per .tc file,
+#   <relpath> <RESULT> <seconds> [warn=N]
+# (RESULT: the worst of the file's ftracetest results, or HANG/OOPS/NORESULT),
+# followed by the raw per-line results as '#=' comments.
+#
+# Options:
+#   --only LIST        comma separated globs on the relative test path
+#                      (e.g. 00basic/basic2.tc,ftrace/*); a directory name
+#                      selects all its tests
+#   --out FILE         results file (default: OUTDIR/results)
+#   --outdir DIR       console logs, failure logs and excerpts (default:
+#                      build/ftracetest-VARIANT-<date>)
+#   --jobs N           guests run side by side (default: number of CPUs, max 4)
+#   --timeout SECS     per-test timeout (default 600; direct/ftrace-direct.tc
+#                      gets at least 1800)
+#   --test-timeout GLOB=SECS   per-test override (repeatable)
+#   --selftests        run the project's selftests/ instead (guest /rftrace/selftests;
+#                      RFT_SELFTESTS=DIR packs and runs another directory)
+#   --estimates FILE   results file whose durations balance the guests
+#                      (default: selftests/expected/x86_64-stock.results)
+# Example (the stock baseline):
+#   scripts/ftracetest.sh stock --out selftests/expected/x86_64-stock.results
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib.sh"
+
+usage() { sed -n '3,/^set -e/p' "$0" | sed 's/^# \{0,1\}//; /^set -e/d'; exit "${1:-2}"; }
+
+[ $# -ge 1 ] || usage
+case $1 in -h|--help) usage 0 ;; esac
+variant=$1; shift
+arch=x86_64
+only= out= outdir= jobs= timeout=600 mode=ftracetest
+estimates=$top/selftests/expected/$arch-stock.results
+rargs=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--only) only=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--outdir) outdir=$2; shift 2 ;;
+	--jobs|-j) jobs=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--test-timeout) rargs+=(--test-timeout "$2"); shift 2 ;;
+	--estimates) estimates=$2; shift 2 ;;
+	--selftests) mode=selftests; shift ;;
+	-h|--help) usage 0 ;;
+	--) shift; for k in "$@"; do rargs+=(--karg "$k"); done; break ;;
+	*) usage ;;
+	esac
+done
+
+if [ -z "$jobs" ]; then
+	jobs=$(nproc)
+	[ "$jobs" -gt 4 ] && jobs=4
+fi
+outdir=${outdir:-$BUILD/ftracetest-$variant-$(date +%Y%m%d-%H%M%S)}
+out=${out:-$outdir/results}
+mkdir -p "$outdir" "$(dirname "$out")"
+out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
+# for the header of the results file: no absolute path of this machine
+outrel=$(realpath -m --relative-to="$top" "$out")
+case $outrel in ../*) outrel=$(basename "$out") ;; esac
+
+case $mode in
+ftracetest) root=$SRC/tools/testing/selftests/ftrace/test.d ;;
+selftests) root=${RFT_SELFTESTS:-$top/selftests} ;;
+esac
+[ -d "$root" ] || die "no test directory $root"
+
+"$top/scripts/mkinitramfs.sh" "$variant" "$arch"
+
+kout=$BUILD/out-$arch-$variant
+krel=$(cat "$kout/include/config/kernel.release" 2>/dev/null || echo unknown)
+qver=$(qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version //')
+step "ftracetest ($mode) on $variant kernel $krel, $jobs guest(s)"
+
+exec python3 "$top/scripts/ftracetest-runner.py" "$variant" \
+	--mode "$mode" --root "$root" --run-guest "$top/scripts/run-guest.sh" \
+	--only "$only" --out "$out" --outdir "$outdir" --jobs "$jobs" \
+	--timeout "$timeout" --estimates "$estimates" --tmpdir "$BUILD" \
+	--header "ftracetest results: variant=$variant arch=$arch kernel=$krel qemu=$qver" \
+	--header "guest: TCG thread=single, -cpu max -smp ${RFT_SMP:-2} -m ${RFT_MEM:-2G}; host: $(nproc) CPUs" \
+	--header "command: scripts/ftracetest.sh $variant${only:+ --only $only} --out $outrel" \
+	"${rargs[@]}"

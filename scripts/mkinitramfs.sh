@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# mkinitramfs.sh VARIANT [ARCH]
+#
+# Pack build/out-ARCH-VARIANT/initramfs.cpio.gz for the test guest:
+# busybox, bash, gawk and the few host tools ftracetest needs (with their
+# shared libraries), the kernel modules of that build, the ftracetest
+# suite of the kernel tree (in /rftrace/ftrace), the project's selftests/
+# (in /rftrace/selftests) and scripts/guest/init as /init.
+# The archive is rebuilt only when one of its inputs changed.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib.sh"
+
+variant=${1:?usage: mkinitramfs.sh stock|rust|shadow [x86_64]}
+arch=${2:-x86_64}
+out=$BUILD/out-$arch-$variant
+img=$out/initramfs.cpio.gz
+ftsrc=$SRC/tools/testing/selftests/ftrace
+modroot=$out/modroot/lib/modules
+# RFT_SELFTESTS: another directory of .tc files to pack instead of selftests/
+stdir=${RFT_SELFTESTS:-$top/selftests}
+
+[ -d "$out" ] || die "$out does not exist: build the kernel first (scripts/build-kernel.sh $variant)"
+[ -d "$modroot" ] || die "no modules in $modroot: build the kernel first"
+[ -x "$ftsrc/ftracetest" ] || die "no ftracetest in $ftsrc"
+
+# Host programs copied with their libraries (busybox covers the rest).
+# dash: /bin/sh; gawk: awk with strtonum; util-linux: chrt, lscpu; coreutils: nice;
+# binutils: readelf.
+# dash is /bin/sh: the static busybox of Debian runs its own applets in
+# preference to programs of PATH (so its ash would never use gawk).
+hostbins=(dash bash gawk chrt nice readelf lscpu)
+busybox=$(command -v busybox) || die "busybox not found (apt-get install busybox-static)"
+bins=()
+for b in "${hostbins[@]}"; do
+	p=$(command -v "$b") || die "$b not found on the host"
+	bins+=("$(readlink -f "$p")")	# e.g. readelf -> x86_64-linux-gnu-readelf
+done
+
+# --- cache key: everything that goes into the archive ----------------------
+stamp=$out/.initramfs.stamp
+key=$( {
+	echo "v1 $arch $variant $stdir"
+	find "$top/scripts/guest" "$top/scripts/mkinitramfs.sh" "$ftsrc" "$modroot" \
+		$( [ -d "$stdir" ] && echo "$stdir" ) \
+		-path "$ftsrc/logs" -prune -o -printf '%p %s %T@\n'
+	ls -lL "$busybox" "${bins[@]}"
+} | LC_ALL=C sort | sha256sum | cut -d' ' -f1 )
+if [ -f "$img" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$key" ]; then
+	step "initramfs up to date: $img"
+	exit 0
+fi
+
+step "packing $img"
+stage=$out/initramfs.d
+rm -rf "$stage"
+mkdir -p "$stage"/usr/{bin,sbin,lib,lib64} "$stage"/{etc,proc,sys,dev,tmp,run,root,rft,rftrace}
+# merged /usr, as on the host, so that library paths from ldd resolve
+for d in bin sbin lib lib64; do ln -s "usr/$d" "$stage/$d"; done
+chmod 1777 "$stage/tmp"
+
+# busybox and its applets (those we bring from the host win)
+cp "$busybox" "$stage/usr/bin/busybox"
+"$busybox" --list-full | while read -r a; do
+	a=${a#/}
+	case $a in bin/*|sbin/*|usr/bin/*|usr/sbin/*) ;; *) continue ;; esac
+	dest=$stage/usr/${a#usr/}
+	[ -e "$dest" ] || [ -L "$dest" ] || ln -s /usr/bin/busybox "$dest"
+done
+
+# copy_elf FILE [DEST]: copy an executable and the libraries it needs
+copy_elf() {
+	local f=$1 dest=${2:-$1} lib
+	mkdir -p "$stage$(dirname "$dest")"
+	rm -f "$stage$dest"
+	cp -L "$f" "$stage$dest"
+	ldd "$f" 2>/dev/null | awk '/=> \//{print $3} /^[[:space:]]*\/[^ ]*ld-linux/{print $1}' |
+	while read -r lib; do
+		[ -e "$stage$lib" ] && continue
+		mkdir -p "$stage$(dirname "$lib")"
+		cp -L "$lib" "$stage$lib"
+	done
+}
+for i in "${!hostbins[@]}"; do
+	copy_elf "${bins[i]}" "/usr/bin/${hostbins[i]}"
+done
+ln -sf gawk "$stage/usr/bin/awk"
+# ftracetest and the .tc files are POSIX sh scripts, run by dash as on Debian
+ln -sf dash "$stage/usr/bin/sh"
+
+# helper program of trigger-hist-poll.tc
+if command -v gcc >/dev/null; then
+	gcc -O2 -static -o "$out/ftracetest-poll" "$ftsrc/poll.c" 2>/dev/null ||
+		gcc -O2 -o "$out/ftracetest-poll" "$ftsrc/poll.c"
+fi
+
+# users and groups: ftracetest wants a second user and the groups
+# mount_options and test_ownership to chgrp tracefs files to.
+cat >"$stage/etc/passwd" <<'EOF'
+root:x:0:0:root:/root:/bin/bash
+rftuser:x:1000:1000:rftrace test user:/tmp:/bin/sh
+nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+EOF
+cat >"$stage/etc/group" <<'EOF'
+root:x:0:
+rftuser:x:1000:
+mount_options:x:1001:
+test_ownership:x:1002:
+nogroup:x:65534:
+EOF
+echo "127.0.0.1 localhost rftrace-guest" >"$stage/etc/hosts"
+: >"$stage/etc/fstab"
+echo "export PS1='rft# '" >"$stage/etc/profile"
+
+# modules
+rel=$(ls "$modroot")
+[ "$(echo "$rel" | wc -l)" = 1 ] || die "expected one kernel release in $modroot, got: $rel"
+mkdir -p "$stage/usr/lib/modules"
+cp -a "$modroot/$rel" "$stage/usr/lib/modules/"
+rm -f "$stage/usr/lib/modules/$rel"/{build,source}
+
+# test suites
+mkdir -p "$stage/rftrace/ftrace"
+cp -a "$ftsrc/ftracetest" "$ftsrc/test.d" "$stage/rftrace/ftrace/"
+[ -x "$out/ftracetest-poll" ] && cp "$out/ftracetest-poll" "$stage/rftrace/ftrace/poll"
+if [ -d "$stdir" ]; then
+	mkdir -p "$stage/rftrace/selftests"
+	(cd "$stdir" && find . -name expected -prune -o -type f -print0 |
+		cpio -0pdm --quiet "$stage/rftrace/selftests")
+fi
+
+install -m 755 "$top/scripts/guest/init" "$stage/init"
+
+(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
+	cpio -o -H newc -R 0:0 --quiet | gzip -n -6) >"$img.tmp"
+mv "$img.tmp" "$img"
+echo "$key" >"$stamp"
+step "initramfs: $img ($(du -h "$img" | cut -f1), kernel $rel)"

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# run-guest.sh VARIANT MODE [KERNEL PARAMETER...]
+#
+# Boot build/out-x86_64-VARIANT/arch/x86/boot/bzImage under QEMU (TCG,
+# single-threaded: multi-threaded TCG gives spurious int3 oopses in live
+# patching) with the initramfs of scripts/mkinitramfs.sh, in guest mode
+# MODE (shell | demo | ftracetest | selftests | kunit; see scripts/guest/init).
+# Extra arguments are appended to the kernel command line, e.g.
+#   scripts/run-guest.sh stock ftracetest rft.only=00basic/basic2.tc
+#   scripts/run-guest.sh rust demo
+#   scripts/run-guest.sh stock shell          (quit with C-a x or poweroff -f)
+#
+# The console is copied to a log (default build/guest-VARIANT-MODE.log).
+# Exit status: the rc of the guest's final "@@RFT DONE" marker, 124 on
+# timeout, 3 if the guest stopped without reaching that marker.
+#
+# Environment:
+#   RFT_TIMEOUT=SECS       overall limit (default: 600; 14400 for ftracetest
+#                          and selftests; none for shell)
+#   RFT_LOG=FILE           console log file
+#   RFT_INITRD_EXTRA=FILE  a cpio archive appended to the initramfs
+#   RFT_NO_MKINITRAMFS=1   do not (re)pack the initramfs first
+#   RFT_SMP, RFT_MEM       vCPUs (2) and memory (2G)
+#   RFT_QEMU_ARGS          more QEMU arguments (word-split)
+#   RFT_CMDLINE            replaces the default kernel parameters
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib.sh"
+
+variant=${1:?usage: run-guest.sh VARIANT MODE [kernel parameters...]}
+mode=${2:?usage: run-guest.sh VARIANT MODE [kernel parameters...]}
+shift 2
+arch=x86_64
+out=$BUILD/out-$arch-$variant
+kernel=$out/arch/x86/boot/bzImage
+initrd=$out/initramfs.cpio.gz
+
+[ -f "$kernel" ] || die "no kernel $kernel: run scripts/build-kernel.sh $variant"
+if [ -z "${RFT_NO_MKINITRAMFS:-}" ]; then
+	"$top/scripts/mkinitramfs.sh" "$variant" "$arch" >&2 || die "mkinitramfs failed"
+fi
+[ -f "$initrd" ] || die "no initramfs $initrd"
+
+tmp=
+cleanup() { [ -n "$tmp" ] && rm -f "$tmp"; }
+trap cleanup EXIT
+if [ -n "${RFT_INITRD_EXTRA:-}" ]; then
+	tmp=$(mktemp "$BUILD/initrd.XXXXXX")
+	cat "$initrd" >"$tmp"
+	# the kernel reads an uncompressed cpio only at a 4-byte aligned offset
+	truncate -s %512 "$tmp"
+	cat "$RFT_INITRD_EXTRA" >>"$tmp"
+	initrd=$tmp
+fi
+
+cmdline=${RFT_CMDLINE:-"console=ttyS0 loglevel=5 panic=-1 oops=panic"}
+cmdline="$cmdline rft.mode=$mode $*"
+
+qemu=(qemu-system-x86_64 -accel tcg,thread=single -cpu max
+      -smp "${RFT_SMP:-2}" -m "${RFT_MEM:-2G}" -nographic -no-reboot -nic none
+      -kernel "$kernel" -initrd "$initrd" -append "$cmdline"
+      ${RFT_QEMU_ARGS:-})
+
+if [ "$mode" = shell ]; then
+	"${qemu[@]}"
+	exit
+fi
+
+case $mode in
+ftracetest|selftests) deftimeout=14400 ;;
+*) deftimeout=600 ;;
+esac
+timeout=${RFT_TIMEOUT:-$deftimeout}
+log=${RFT_LOG:-$BUILD/guest-$variant-$mode.log}
+mkdir -p "$(dirname "$log")"
+
+timeout -k 10 "$timeout" "${qemu[@]}" </dev/null 2>&1 | tee "$log"
+qrc=${PIPESTATUS[0]}
+
+done_line=$(tr -d '\r' <"$log" | grep -a '^@@RFT DONE ' | tail -n 1)
+if [ -n "$done_line" ]; then
+	rc=${done_line##*rc=}
+	[[ $rc =~ ^[0-9]+$ ]] || rc=1
+	exit "$rc"
+fi
+if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+	echo "run-guest: timeout after $timeout s without the final marker (log: $log)" >&2
+	exit 124
+fi
+echo "run-guest: guest stopped (qemu rc=$qrc) without the final marker (log: $log)" >&2
+exit 3
