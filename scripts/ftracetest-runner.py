@@ -121,6 +121,7 @@ class Worker(threading.Thread):
         self.proc = None
         self.boots = 0
         self.stop = False
+        self.outside = []      # kernel reports while no test ran
 
     def timeout_for(self, rel):
         for pat, t in self.args.test_timeout:
@@ -331,6 +332,7 @@ class Worker(threading.Thread):
                         wcap = (cur, list(recent)[-8:])
                     else:
                         log("%s: kernel report outside a test: %s" % (self.name, line.strip()))
+                        self.outside.append("%s (%s)" % (line.strip(), tag))
             if eof:
                 break
         self.proc.wait()
@@ -347,6 +349,7 @@ class Worker(threading.Thread):
             nxt = cur_idx + 1
         elif crash_lines is not None and booted:
             log("%s: kernel crash between tests" % self.name)
+            self.outside.append("kernel crash between tests, see console/%s.log" % tag)
         if not done and booted and nxt < len(self.tests) and nxt == start and cur is None:
             # booted, ran nothing: avoid looping on the same index
             t = self.tests[start]
@@ -469,6 +472,7 @@ def main():
             for r, d in tests[rel].raw:
                 f.write("#= %s %s %s\n" % (rel, r, d))
         notes = [(rel, n) for rel in rels for n in tests[rel].notes]
+        notes += [("(no-test)", n) for w in workers for n in w.outside]
         if notes:
             f.write("#\n# notes:\n")
             for rel, n in notes:
@@ -488,6 +492,9 @@ def main():
             print("  %-55s %s%s" % (rel, t.result, " warn=%d" % len(t.warnings) if t.warnings else ""))
             for n in t.notes:
                 print("      " + n)
+    for w in workers:
+        for n in w.outside:
+            print("  kernel report outside any test: " + n)
     slow = sorted((t for t in tests.values() if t.secs), key=lambda t: -t.secs)[:5]
     print("slowest: " + ", ".join("%s %.0fs" % (t.rel, t.secs) for t in slow))
     print("results: %s\nlogs:    %s" % (a.out, a.outdir))
