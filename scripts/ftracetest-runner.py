@@ -122,6 +122,9 @@ class Worker(threading.Thread):
         self.boots = 0
         self.stop = False
         self.outside = []      # kernel reports while no test ran
+        self.kill_at = None
+        self.qemu_killed = False
+        self.tmpd = None
 
     def timeout_for(self, rel):
         for pat, t in self.args.test_timeout:
@@ -130,21 +133,30 @@ class Worker(threading.Thread):
         return max(self.args.timeout, SLOW.get(rel, 0))
 
     def kill(self):
-        pids = []
-        if self.qemu_pidfile:
+        """Kill this guest's QEMU; run-guest.sh then ends by itself (and
+        removes its temporary initrd).  Escalate if it does not."""
+        now = time.time()
+        if self.kill_at is None:
+            self.kill_at = now
+        pid = None
+        if self.qemu_pidfile and not self.qemu_killed:
             try:
                 with open(self.qemu_pidfile) as f:
-                    pids.append(int(f.read().strip()))
+                    pid = int(f.read().strip())
             except (OSError, ValueError):
-                pass
-        for pid in pids:
+                pid = None
+        if pid:
+            self.qemu_killed = True
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        if self.proc and self.proc.poll() is None:
+        elif self.proc and self.proc.poll() is None and now - self.kill_at > 5:
+            # no QEMU pid (not started yet) or it is dead and run-guest.sh
+            # still runs: stop the process group of run-guest.sh
+            sig = signal.SIGKILL if now - self.kill_at > 10 else signal.SIGTERM
             try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
+                os.killpg(self.proc.pid, sig)
             except OSError:
                 pass
 
@@ -182,6 +194,9 @@ class Worker(threading.Thread):
         os.makedirs(consdir, exist_ok=True)
         conslog = os.path.join(consdir, tag + ".log")
         tmpd = tempfile.mkdtemp(prefix="rft-%s-" % tag, dir=a.tmpdir)
+        self.tmpd = tmpd
+        self.kill_at = None
+        self.qemu_killed = False
         listdir = os.path.join(tmpd, "root")
         os.makedirs(os.path.join(listdir, "rft"))
         with open(os.path.join(listdir, "rft", "tests.list"), "w") as f:
@@ -236,7 +251,9 @@ class Worker(threading.Thread):
         while True:
             now = time.time()
             # timeouts
-            if crash_at is not None and now - crash_at > 30:
+            if self.kill_at is not None:
+                self.kill()
+            elif crash_at is not None and now - crash_at > 30:
                 self.kill()
             elif cur is not None and now - t_begin > self.timeout_for(cur.rel):
                 ex = self.excerpt(cur, "hang", list(recent))
@@ -365,6 +382,7 @@ class Worker(threading.Thread):
                     t.notes.append("guest finished without running it")
         self.qemu_pidfile = None
         subprocess.run(["rm", "-rf", tmpd])
+        self.tmpd = None
         return nxt, booted
 
 
@@ -434,8 +452,17 @@ def main():
         for w in workers:
             w.stop = True
             w.kill()
+        for w in workers:
+            if w.proc:
+                try:
+                    w.proc.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    w.kill_at = 0
+                    w.kill()
+            if w.tmpd:
+                subprocess.run(["rm", "-rf", w.tmpd])
         log("interrupted")
-        sys.exit(130)
+        os._exit(130)
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
 

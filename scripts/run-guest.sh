@@ -47,6 +47,7 @@ fi
 tmp=
 cleanup() { [ -n "$tmp" ] && rm -f "$tmp"; }
 trap cleanup EXIT
+trap 'exit 143' TERM INT HUP
 if [ -n "${RFT_INITRD_EXTRA:-}" ]; then
 	tmp=$(mktemp "$BUILD/initrd.XXXXXX")
 	cat "$initrd" >"$tmp"
