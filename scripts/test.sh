@@ -127,7 +127,8 @@ if [ $run_ftracetest = 1 ]; then
 	res=$BUILD/ftracetest-$variant.results
 	args=(--out "$res")
 	[ -n "$only" ] && args+=(--only "$only")
-	"$top/scripts/ftracetest.sh" "$variant" "${args[@]}"
+	ftlog=$BUILD/ftracetest-$variant.log
+	"$top/scripts/ftracetest.sh" "$variant" "${args[@]}" 2>&1 | tee "$ftlog"
 	cmp_args=()
 	[ -n "$only" ] && cmp_args+=(--subset)
 	cmp_log=$BUILD/ftracetest-$variant.compare
@@ -138,6 +139,18 @@ if [ $run_ftracetest = 1 ]; then
 	f=$(echo "$line" | awk '{ print $3 + 0 }')
 	echo "$line" | grep -qE '^[0-9]+ passed, [0-9]+ failed$' || f=$((f + 1))
 	account "upstream ftracetest (parity)" "$p" "$f"
+	# The shadow kernel logs every difference between a Rust and a C
+	# decision ("rftrace: shadow: ..."); none may appear in the whole run.
+	logs=$(sed -n 's/^logs:[[:space:]]*//p' "$ftlog" | tail -1)
+	if [ "$variant" = shadow ] && [ -d "$logs/console" ]; then
+		n=$(cat "$logs"/console/*.log | grep -a -c 'rftrace: shadow:' || true)
+		echo "shadow differences logged during ftracetest: $n"
+		if [ "$n" -eq 0 ]; then
+			account "shadow check over ftracetest" 1 0
+		else
+			account "shadow check over ftracetest" 0 1
+		fi
+	fi
 fi
 
 echo
