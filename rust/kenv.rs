@@ -6,17 +6,46 @@
 //! C entry points in `rftrace.rs`). Everything above it works on values.
 
 use core::ptr::NonNull;
-use kernel::ffi::{c_int, c_ulong, c_void};
 
-use kernel::bindings;
-use kernel::error::code::{EFAULT, EINVAL, ERANGE};
-use kernel::sync::atomic::{Atomic, Relaxed};
+use kernel::{
+    bindings,
+    error::code::{
+        EFAULT,
+        EINVAL,
+        ERANGE, //
+    },
+    ffi::{
+        c_int,
+        c_ulong,
+        c_void, //
+    },
+    sync::atomic::{
+        Atomic,
+        Relaxed, //
+    }, //
+};
 
-use crate::rfcore::account::{OpsProps, Others};
-use crate::rfcore::driver::{Env, Failure};
-use crate::rfcore::flags::RecFlags;
-use crate::rfcore::record::{BugType, Update};
-use crate::rfcore::x86::{decode, encode_call, Decoded, INSN_SIZE};
+use crate::rfcore::{
+    account::{
+        OpsProps,
+        Others, //
+    },
+    driver::{
+        Env,
+        Failure, //
+    },
+    flags::RecFlags,
+    record::{
+        BugType,
+        Update, //
+    },
+    x86::{
+        decode,
+        encode_call,
+        Decoded,
+        INSN_SIZE, //
+    }, //
+};
 
 // `struct dyn_ftrace` is walked by C, arch code and tracefs alike: the Rust
 // view must be the C layout (the shim asserts the same on the C side).

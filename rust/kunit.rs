@@ -11,16 +11,32 @@ use kernel::prelude::*;
 
 #[kunit_tests(rftrace)]
 mod tests {
-    use kernel::ffi::c_int;
+    use kernel::{
+        bindings,
+        ffi::c_int,
+        sync::atomic::Relaxed, //
+    };
 
-    use kernel::bindings;
-    use kernel::sync::atomic::Relaxed;
-
-    use crate::kenv::{c_account, c_decision, Ops, Rec};
-    use crate::rfcore::account::AccountError;
-    use crate::rfcore::flags::{RecFlags, REF_MAX};
-    use crate::rfcore::record::decide;
-    use crate::rfcore::x86::{encode_call, EncodeError};
+    use crate::{
+        kenv::{
+            c_account,
+            c_decision,
+            Ops,
+            Rec, //
+        },
+        rfcore::{
+            account::AccountError,
+            flags::{
+                RecFlags,
+                REF_MAX, //
+            },
+            record::decide,
+            x86::{
+                encode_call,
+                EncodeError, //
+            }, //
+        }, //
+    };
 
     /// The 13 flag bits above the reference count.
     const FLAG_BITS: u32 = 13;

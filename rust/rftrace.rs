@@ -14,10 +14,19 @@
 //! memory, and the `extern "C"` entry points below the only place that takes
 //! raw pointers from C.
 
-use kernel::ffi::{c_char, c_int, c_uint, c_ulong};
-
-use kernel::bindings;
-use kernel::sync::atomic::{Atomic, Relaxed};
+use kernel::{
+    bindings,
+    ffi::{
+        c_char,
+        c_int,
+        c_uint,
+        c_ulong, //
+    },
+    sync::atomic::{
+        Atomic,
+        Relaxed, //
+    }, //
+};
 
 pub mod rfcore;
 
@@ -25,10 +34,29 @@ mod kenv;
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
 mod kunit;
 
-use kenv::{KernelEnv, KernelOthers, Ops, Rec};
-use rfcore::account::{self, AccountError, CallOps};
-use rfcore::driver::{self, Counts, Target};
-use rfcore::record::{decide, Decision, Update};
+use kenv::{
+    KernelEnv,
+    KernelOthers,
+    Ops,
+    Rec, //
+};
+use rfcore::{
+    account::{
+        self,
+        AccountError,
+        CallOps, //
+    },
+    driver::{
+        self,
+        Counts,
+        Target, //
+    },
+    record::{
+        decide,
+        Decision,
+        Update, //
+    }, //
+};
 
 /// Prefix of this crate's kernel log lines.
 const __LOG_PREFIX: &[u8] = b"rftrace\0";

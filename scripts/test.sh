@@ -61,7 +61,7 @@ fi
 
 step "host: rustfmt, clippy and checkpatch"
 p=0 f=0
-if (cd "$top" && rustfmt --edition 2021 --check rust/rftrace.rs rust/lib.rs); then
+if (cd "$top" && rustfmt --edition 2021 --check rust/rftrace.rs rust/kunit.rs rust/lib.rs); then
 	p=$((p + 1))
 else
 	echo "rustfmt: formatting differs (run rustfmt on rust/*.rs)"; f=$((f + 1))

@@ -15,7 +15,14 @@
 //! afterwards, an overflow or underflow here is an error and the word is
 //! left as it was.
 
-use super::flags::{RecFlags, CALL_OPS, DIRECT, REF_MAX, REGS, TRAMP};
+use super::flags::{
+    RecFlags,
+    CALL_OPS,
+    DIRECT,
+    REF_MAX,
+    REGS,
+    TRAMP, //
+};
 
 /// What the accounting needs to know about the ops being added or removed.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]

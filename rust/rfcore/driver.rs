@@ -20,9 +20,25 @@
 //!   `__ftrace_replace_code()` does; it is used when a module's records are
 //!   enabled and by arches without a batching engine.
 
-use super::flags::{RecFlags, DIRECT_EN};
-use super::record::{decide, Decision, Update};
-use super::x86::{encode_call, verify, EncodeError, Mismatch, INSN_SIZE, NOP5};
+use super::{
+    flags::{
+        RecFlags,
+        DIRECT_EN, //
+    },
+    record::{
+        decide,
+        Decision,
+        Update, //
+    },
+    x86::{
+        encode_call,
+        verify,
+        EncodeError,
+        Mismatch,
+        INSN_SIZE,
+        NOP5, //
+    }, //
+};
 
 /// The most sites queued before the batch is made live.
 ///

@@ -11,7 +11,15 @@
 //! are the same computation, one of them storing the result.
 
 use super::flags::{
-    CallKind, RecFlags, SiteState, DIRECT, ENABLED, IPMODIFY, MODIFIED, NOCLEAR, TOUCHED,
+    CallKind,
+    RecFlags,
+    SiteState,
+    DIRECT,
+    ENABLED,
+    IPMODIFY,
+    MODIFIED,
+    NOCLEAR,
+    TOUCHED, //
 };
 
 /// What must be done to the text at a site.
