@@ -11,4 +11,5 @@ pub mod account;
 pub mod driver;
 pub mod flags;
 pub mod record;
+pub mod select;
 pub mod x86;

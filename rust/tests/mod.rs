@@ -12,5 +12,6 @@ mod account;
 mod driver;
 mod model;
 mod record;
+mod select;
 mod util;
 mod x86;
