@@ -8,6 +8,7 @@
 //! include this module, so the host tests run the very code the kernel runs.
 
 pub mod account;
+pub mod arm64;
 pub mod driver;
 pub mod flags;
 pub mod record;

@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! arm64 call sites with `DYNAMIC_FTRACE_WITH_CALL_OPS`: encoders, the
+//! patch-site layout, the per-site ops literal and the order of the writes.
+//!
+//! # The patch site
+//!
+//! With `CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS` the kernel is built with
+//! `-fpatchable-function-entry=4,2`: the compiler puts two NOPs in front of
+//! the function symbol and two at the entry, and records the address of the
+//! first of them in `__patchable_function_entries`. Functions are 8-byte
+//! aligned (`FUNCTION_ALIGNMENT_8B`), so the two front NOPs form an 8-byte
+//! slot, the *literal*, that holds the address of an `ftrace_ops`. A
+//! `BTI C` (kernels built with `CONFIG_ARM64_BTI_KERNEL`) sits at the symbol,
+//! before the two entry NOPs:
+//!
+//! ```text
+//!   literal+0    NOP            literal, low half   | literal+0   NOP
+//!   literal+4    NOP            literal, high half  | literal+4   NOP
+//!   literal+8    NOP <- func    becomes MOV X9, LR  | literal+8   BTI C <- func
+//!   literal+12   NOP <- ip      becomes BL          | literal+12  NOP (MOV X9, LR)
+//!                                                   | literal+16  NOP <- ip (BL)
+//! ```
+//!
+//! The record's `ip` is the slot that toggles between NOP and `BL`, so it is
+//! 12 or 16 bytes past the literal; in both cases the literal is
+//! `ALIGN_DOWN(ip - 12, 8)` ([`literal_addr`]). `ftrace_caller` finds it from
+//! its return address `ip + 4` by clearing the low three bits and stepping
+//! back 16 bytes ([`literal_from_lr`]). Both computations are only right when
+//! the literal is 8-byte aligned: GCC ignores the function alignment for
+//! cold functions and at `-Os`, and a site whose literal is misaligned must
+//! never be patched ([`LayoutError::MisalignedLiteral`]); 7.2 warns
+//! "Misaligned patch-site" and gives the record an ip of 0.
+//!
+//! # The writes
+//!
+//! Each change is two single-copy-atomic stores: the literal (one aligned
+//! 64-bit data store, which `ftrace_caller` reads with one 64-bit load) and
+//! the aligned 32-bit instruction at `ip` (NOP and `BL` may be swapped while
+//! other CPUs execute them, so no stop_machine is needed). [`plan`] gives them
+//! in the order 7.2 uses, the literal first in every case; see [`Plan`] for
+//! why every intermediate state is safe for a CPU running through the site.
+
+use super::flags::{
+    RecFlags,
+    CALL_OPS_EN,
+    ENABLED, //
+};
+
+/// Size of every A64 instruction.
+pub const INSN_SIZE: u64 = 4;
+
+/// Size of the per-site ops literal.
+pub const LITERAL_SIZE: u64 = 8;
+
+/// Distance from the literal to the `BL` slot without `BTI C`.
+pub const IP_OFFSET: u64 = 12;
+
+/// Distance from the literal to the `BL` slot with `BTI C`.
+pub const IP_OFFSET_BTI: u64 = 16;
+
+/// `NOP` (`HINT #0`).
+pub const NOP: u32 = 0xd503_201f;
+
+/// `MOV X9, LR` (`ORR X9, XZR, X30`): saves the caller's return address for
+/// `ftrace_caller`, written once when the site is initialised.
+pub const MOV_X9_LR: u32 = 0xaa1e_03e9;
+
+/// `BTI C` (`HINT #34`), the landing pad for indirect calls.
+pub const BTI_C: u32 = 0xd503_245f;
+
+/// Opcode bits of `BL imm26`.
+pub const BL_OPCODE: u32 = 0x9400_0000;
+
+/// Mask of the opcode bits of `BL imm26`.
+pub const BL_MASK: u32 = 0xfc00_0000;
+
+/// The reach of `BL`: the target may be `[-BL_RANGE, BL_RANGE)` bytes from
+/// the instruction itself.
+pub const BL_RANGE: u64 = 128 << 20;
+
+/// The 26-bit word offset of `BL`.
+const IMM26_MASK: u32 = 0x03ff_ffff;
+
+/// Mask and value that match every `BTI` variant (`BTI`, `BTI C`, `BTI J`,
+/// `BTI JC`), as the kernel's `aarch64_insn_is_bti()` does.
+const BTI_MASK: u32 = 0xffff_ff3f;
+const BTI_VALUE: u32 = 0xd503_241f;
+
+/// True if `addr` is a multiple of `size`, a power of two.
+const fn aligned(addr: u64, size: u64) -> bool {
+    addr & size.wrapping_sub(1) == 0
+}
+
+/// Why a `BL` could not be encoded.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EncodeError {
+    /// The target is not in `[ip - 128 MiB, ip + 128 MiB)`.
+    OutOfRange {
+        /// Address of the call site.
+        ip: u64,
+        /// Address that was to be called.
+        target: u64,
+    },
+    /// The site or the target is not 4-byte aligned. (The kernel's encoder
+    /// returns a `BRK` instruction here, which must never be written.)
+    Misaligned {
+        /// Address of the call site.
+        ip: u64,
+        /// Address that was to be called.
+        target: u64,
+    },
+    /// The target is zero (no caller found for the record).
+    NoTarget {
+        /// Address of the call site.
+        ip: u64,
+    },
+}
+
+/// Encodes `BL target` at `ip`.
+pub fn encode_bl(ip: u64, target: u64) -> Result<u32, EncodeError> {
+    if target == 0 {
+        return Err(EncodeError::NoTarget { ip });
+    }
+    if !aligned(ip, INSN_SIZE) || !aligned(target, INSN_SIZE) {
+        return Err(EncodeError::Misaligned { ip, target });
+    }
+    // The CPU adds the offset to the address of the BL itself, modulo 2^64.
+    let offset = target.wrapping_sub(ip) as i64;
+    let range = BL_RANGE as i64;
+    if offset < -range || offset >= range {
+        return Err(EncodeError::OutOfRange { ip, target });
+    }
+    // In range, `offset / 4` fits in 26 signed bits; keep its two's
+    // complement low 26 bits.
+    let imm = u32::try_from((offset >> 2) & i64::from(IMM26_MASK))
+        .map_err(|_| EncodeError::OutOfRange { ip, target })?;
+    Ok(BL_OPCODE | imm)
+}
+
+/// What a 4-byte word at a patch site is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Decoded {
+    /// `NOP`.
+    Nop,
+    /// `BL` to the address.
+    Bl(u64),
+    /// `MOV X9, LR`.
+    MovX9Lr,
+    /// Anything else (for example a `BRK` from a kprobe, or `BTI C`).
+    Other,
+}
+
+/// Decodes the instruction word found at `ip`.
+pub fn decode(ip: u64, word: u32) -> Decoded {
+    match word {
+        NOP => Decoded::Nop,
+        MOV_X9_LR => Decoded::MovX9Lr,
+        w if w & BL_MASK == BL_OPCODE => {
+            // Shift the opcode out, then shift back arithmetically: the
+            // imm26 comes out sign-extended and already multiplied by 4.
+            let offset = i64::from(((w << 6) as i32) >> 4);
+            Decoded::Bl(ip.wrapping_add(offset as u64))
+        }
+        _ => Decoded::Other,
+    }
+}
+
+/// True for every `BTI` variant (the kernel's `aarch64_insn_is_bti()`).
+pub fn is_bti(word: u32) -> bool {
+    word & BTI_MASK == BTI_VALUE
+}
+
+/// The word at a site is not what the record says it should be.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Mismatch {
+    /// The word the record's state implies.
+    pub expected: u32,
+    /// The word found.
+    pub actual: u32,
+}
+
+/// Checks the word read at a site against the expected one.
+pub fn verify(actual: u32, expected: u32) -> Result<(), Mismatch> {
+    if actual == expected {
+        Ok(())
+    } else {
+        Err(Mismatch { expected, actual })
+    }
+}
+
+/// The literal of the site whose `BL` slot is at `ip`: `ALIGN_DOWN(ip - 12,
+/// 8)`, as the kernel computes it (modulo 2^64). Only meaningful for a site
+/// accepted by [`Site::from_ip`] or [`Site::from_patch_entry`].
+pub const fn literal_addr(ip: u64) -> u64 {
+    ip.wrapping_sub(IP_OFFSET) & !(LITERAL_SIZE - 1)
+}
+
+/// The literal `ftrace_caller` loads when its link register is `lr` (the
+/// address after the `BL`): `(lr & !7) - 16`.
+pub const fn literal_from_lr(lr: u64) -> u64 {
+    (lr & !(LITERAL_SIZE - 1)).wrapping_sub(2 * LITERAL_SIZE)
+}
+
+/// Why a patch site is refused.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum LayoutError {
+    /// The literal slot (the first NOP the compiler put before the function)
+    /// is not 8-byte aligned: a 64-bit store to it would not be
+    /// single-copy atomic, and `ftrace_caller` would load the literal from
+    /// the wrong place. GCC does this to cold and `-Os` functions.
+    MisalignedLiteral {
+        /// Where the literal would be.
+        literal: u64,
+    },
+    /// The `BL` slot is not 4-byte aligned.
+    MisalignedInsn {
+        /// The record's ip.
+        ip: u64,
+    },
+    /// With BTI, the word at the function symbol is neither a `BTI` nor a
+    /// `NOP`. (7.2 warns and carries on as if it were a NOP; its
+    /// `ftrace_init_nop()` then finds that word where it expects the NOP
+    /// to turn into `MOV X9, LR`, and fails with `ftrace_bug()`.)
+    UnexpectedEntry {
+        /// The function symbol.
+        func: u64,
+        /// The word found there.
+        insn: u32,
+    },
+    /// The site would run past the end of the address space.
+    Wraps {
+        /// The address given.
+        addr: u64,
+    },
+}
+
+/// A patch site whose layout has been checked.
+///
+/// # Invariants
+///
+/// - `literal` is a multiple of [`LITERAL_SIZE`];
+/// - `literal + IP_OFFSET(_BTI) + INSN_SIZE - 1` (the last byte of the `BL`
+///   slot) does not overflow, so every address the accessors return is
+///   inside `[literal, literal + 20)` without wrapping.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Site {
+    literal: u64,
+    bti: bool,
+}
+
+impl Site {
+    /// Builds a site from its literal address, checking the invariants.
+    fn new(literal: u64, bti: bool) -> Result<Site, LayoutError> {
+        if !aligned(literal, LITERAL_SIZE) {
+            return Err(LayoutError::MisalignedLiteral { literal });
+        }
+        let site = Site { literal, bti };
+        match literal.checked_add(site.ip_offset() + INSN_SIZE - 1) {
+            Some(_) => Ok(site),
+            None => Err(LayoutError::Wraps { addr: literal }),
+        }
+    }
+
+    /// The site recorded by the compiler at `entry` (an address from
+    /// `__patchable_function_entries`, i.e. the literal), as the kernel's
+    /// `ftrace_call_adjust()` turns it into a record.
+    ///
+    /// `entry_insn` is the word at `entry + 8` (the function symbol) when
+    /// the kernel has `CONFIG_ARM64_BTI_KERNEL`, and `None` without it: the
+    /// kernel then does not look and there is no `BTI` in the site.
+    pub fn from_patch_entry(entry: u64, entry_insn: Option<u32>) -> Result<Site, LayoutError> {
+        // Alignment first: the word at entry + 8 is not even read for a
+        // misaligned site.
+        if !aligned(entry, LITERAL_SIZE) {
+            return Err(LayoutError::MisalignedLiteral { literal: entry });
+        }
+        let bti = match entry_insn {
+            None => false,
+            Some(w) if is_bti(w) => true,
+            Some(NOP) => false,
+            Some(insn) => {
+                return Err(LayoutError::UnexpectedEntry {
+                    func: entry.wrapping_add(2 * INSN_SIZE),
+                    insn,
+                })
+            }
+        };
+        Site::new(entry, bti)
+    }
+
+    /// The site of a record whose `BL` slot is at `ip`; `bti` says whether
+    /// the function starts with a `BTI` (the word at `ip - 8`; always false
+    /// without `CONFIG_ARM64_BTI_KERNEL`).
+    ///
+    /// Refuses an `ip` that is not 4-byte aligned, and one whose literal
+    /// (`ip - 12`, or `ip - 16` with BTI) is not 8-byte aligned.
+    pub fn from_ip(ip: u64, bti: bool) -> Result<Site, LayoutError> {
+        if !aligned(ip, INSN_SIZE) {
+            return Err(LayoutError::MisalignedInsn { ip });
+        }
+        let back = if bti { IP_OFFSET_BTI } else { IP_OFFSET };
+        match ip.checked_sub(back) {
+            Some(literal) => Site::new(literal, bti),
+            None => Err(LayoutError::Wraps { addr: ip }),
+        }
+    }
+
+    const fn ip_offset(self) -> u64 {
+        if self.bti {
+            IP_OFFSET_BTI
+        } else {
+            IP_OFFSET
+        }
+    }
+
+    /// The address of the 8-byte ops literal.
+    pub const fn literal(self) -> u64 {
+        self.literal
+    }
+
+    /// Whether the function starts with `BTI C`.
+    pub const fn bti(self) -> bool {
+        self.bti
+    }
+
+    /// The function symbol (the kernel's `ftrace_get_symaddr()`).
+    pub const fn func(self) -> u64 {
+        // Cannot wrap: see the type invariants.
+        self.literal.wrapping_add(2 * INSN_SIZE)
+    }
+
+    /// The slot that holds `MOV X9, LR` once the site is initialised.
+    pub const fn mov_ip(self) -> u64 {
+        self.ip().wrapping_sub(INSN_SIZE)
+    }
+
+    /// The slot that toggles between `NOP` and `BL`: the record's ip.
+    pub const fn ip(self) -> u64 {
+        // Cannot wrap: see the type invariants.
+        self.literal.wrapping_add(self.ip_offset())
+    }
+}
+
+/// Why the literal points at the kernel's list ops.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ListReason {
+    /// More than one ops traces the site.
+    Shared,
+    /// One ops traces the site but may not be called straight from
+    /// `ftrace_caller` (it needs the recursion or RCU assist function), so
+    /// the record has no `CALL_OPS_EN`.
+    NotEligible,
+    /// The record has `CALL_OPS_EN` but no unique ops was found (or its
+    /// address was 0). The kernel warns once and uses the list ops.
+    NoUnique,
+}
+
+/// Which `ftrace_ops` a site's literal must hold.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum LiteralOps {
+    /// The kernel's `ftrace_nop_ops`, whose function does nothing: the site
+    /// is (or is becoming) a NOP.
+    Nop,
+    /// The single ops on the site (its address), whose function
+    /// `ftrace_caller` calls directly.
+    Ops(u64),
+    /// The kernel's `ftrace_list_ops`, whose function walks the ops list.
+    List(ListReason),
+}
+
+impl LiteralOps {
+    /// The address to store, given where the kernel's two stub ops are.
+    pub const fn addr(self, nop_ops: u64, list_ops: u64) -> u64 {
+        match self {
+            LiteralOps::Nop => nop_ops,
+            LiteralOps::Ops(ops) => ops,
+            LiteralOps::List(_) => list_ops,
+        }
+    }
+}
+
+/// The ops a site's literal must hold once its record is updated.
+///
+/// `flags` is the record's word *after* the state machine has updated it
+/// (`decide(..).flags`), which is how 7.2's arm64 hooks see it: the generic
+/// code updates the record before calling `ftrace_make_call()` and friends.
+/// `unique` is the one ops whose filter holds the site
+/// (`ftrace_find_unique_ops()`), or `None` if there are none or several; it
+/// is only used when the record has `CALL_OPS_EN`, which the state machine
+/// sets exactly when the count is 1 and the record asks for `CALL_OPS`.
+///
+/// - the site is not a call (no `ENABLED`, or no user): [`LiteralOps::Nop`]
+///   (`ftrace_make_nop()` and `ftrace_init_nop()` store `ftrace_nop_ops`);
+/// - one user and `CALL_OPS_EN`: that ops;
+/// - otherwise: [`LiteralOps::List`] (`arm64_rec_get_ops()`).
+///
+/// The `CALL_OPS` request is only as right as the accounting that set it:
+/// see `account::remove_with_survivor`.
+pub fn literal_ops(flags: RecFlags, unique: Option<u64>) -> LiteralOps {
+    let count = flags.count();
+    if !flags.any(ENABLED) || count == 0 {
+        return LiteralOps::Nop;
+    }
+    if count > 1 {
+        return LiteralOps::List(ListReason::Shared);
+    }
+    if !flags.any(CALL_OPS_EN) {
+        return LiteralOps::List(ListReason::NotEligible);
+    }
+    match unique {
+        Some(ops) if ops != 0 => LiteralOps::Ops(ops),
+        _ => LiteralOps::List(ListReason::NoUnique),
+    }
+}
+
+/// How a site reaches the place it must call.
+///
+/// A value made by [`reach`] holds an address that a `BL` at the ip it was
+/// computed for can encode. The variants are public, so this is not relied
+/// upon: [`plan`] encodes the address again and refuses what does not fit.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Reach {
+    /// `BL` straight to the target.
+    Direct(u64),
+    /// The target (a custom or direct trampoline) is out of range; `BL` to
+    /// `ftrace_caller` instead, which reaches a direct trampoline through
+    /// the literal's `ops->direct_call`.
+    Caller(u64),
+    /// Even `ftrace_caller` is out of range (a module far from the kernel):
+    /// `BL` to the module's ftrace PLT, which jumps to `ftrace_caller`.
+    Plt(u64),
+}
+
+impl Reach {
+    /// Where the `BL` goes.
+    pub const fn addr(self) -> u64 {
+        match self {
+            Reach::Direct(a) | Reach::Caller(a) | Reach::Plt(a) => a,
+        }
+    }
+}
+
+/// Why a site cannot reach the place it must call.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ReachError {
+    /// Neither the target nor `ftrace_caller` is in range and there is no
+    /// PLT (the site is not in a module's text, or modules are off).
+    NoPlt {
+        /// Address of the call site.
+        ip: u64,
+        /// Address that was to be called.
+        target: u64,
+    },
+    /// The PLT itself cannot be reached. (7.2 does not check this; its
+    /// encoder would produce a `BRK`.)
+    Plt(EncodeError),
+}
+
+/// Decides how the site at `ip` calls `target`, as the kernel's
+/// `ftrace_find_callable_addr()` does.
+///
+/// `caller` is `FTRACE_ADDR` (`ftrace_caller`); `plt` is the ftrace PLT of
+/// the module text (init or core) that holds `ip`, if any. A target the
+/// site can encode is called directly; otherwise a target other than the
+/// caller is replaced by the caller; a caller out of range is reached
+/// through the PLT. Unlike the kernel, "reachable" also means 4-byte aligned
+/// and non-zero ([`encode_bl`]).
+pub fn reach(ip: u64, target: u64, caller: u64, plt: Option<u64>) -> Result<Reach, ReachError> {
+    if encode_bl(ip, target).is_ok() {
+        return Ok(Reach::Direct(target));
+    }
+    if target != caller && encode_bl(ip, caller).is_ok() {
+        return Ok(Reach::Caller(caller));
+    }
+    match plt {
+        None => Err(ReachError::NoPlt { ip, target }),
+        Some(p) => match encode_bl(ip, p) {
+            Ok(_) => Ok(Reach::Plt(p)),
+            Err(e) => Err(ReachError::Plt(e)),
+        },
+    }
+}
+
+/// One store the driver makes, in [`Plan`] order.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Write {
+    /// Store the address of `ops` in the 8-byte literal at `addr` (one
+    /// aligned 64-bit store; data, so no instruction-cache maintenance).
+    Literal {
+        /// The literal's address.
+        addr: u64,
+        /// What to store there.
+        ops: LiteralOps,
+    },
+    /// Check that the instruction at `ip` is `old`, then replace it with
+    /// `new` (one aligned 32-bit store and the cache maintenance of a text
+    /// patch). `old == new` when only the ops changes: 7.2 still checks and
+    /// rewrites the word.
+    Insn {
+        /// The instruction's address.
+        ip: u64,
+        /// The word the site must hold now.
+        old: u32,
+        /// The word to write.
+        new: u32,
+    },
+}
+
+/// What a site update does.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Step {
+    /// First initialisation (`ftrace_init_nop()`): literal to
+    /// `ftrace_nop_ops`, then `NOP` to `MOV X9, LR` in the slot before `ip`.
+    Init,
+    /// `NOP` to `BL` (`ftrace_make_call()`).
+    Enable {
+        /// Where the `BL` goes.
+        to: Reach,
+        /// What the literal must hold ([`literal_ops`]).
+        ops: LiteralOps,
+    },
+    /// `BL` to another `BL`, or the same one with other ops
+    /// (`ftrace_modify_call()`).
+    Modify {
+        /// Where the `BL` goes now.
+        from: Reach,
+        /// Where it must go.
+        to: Reach,
+        /// What the literal must hold ([`literal_ops`]).
+        ops: LiteralOps,
+    },
+    /// `BL` to `NOP` (`ftrace_make_nop()`).
+    Disable {
+        /// Where the `BL` goes now.
+        from: Reach,
+    },
+}
+
+/// Why a step could not be planned.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum PlanError {
+    /// A `BL` could not be encoded (a [`Reach`] from another site).
+    Encode(EncodeError),
+    /// A call was asked for with [`LiteralOps::Nop`] in the literal: the
+    /// site would call a function that does nothing.
+    NopOpsOnCall,
+}
+
+impl From<EncodeError> for PlanError {
+    fn from(e: EncodeError) -> Self {
+        PlanError::Encode(e)
+    }
+}
+
+/// The two stores of a site update, to be made in order; the driver stops at
+/// the first one that fails (an instruction that is not `old` is refused and
+/// left unwritten).
+///
+/// 7.2 writes the literal first in every case, and so does this plan. Why
+/// a CPU running through the site at any moment is safe:
+///
+/// - each store is single-copy atomic, so the CPU sees the old or the new
+///   instruction and the old or the new literal, never a torn one;
+/// - with the `BL` old or new, whatever it reaches reads the literal only
+///   after the `BL` executed: `ftrace_caller` calls the function of the ops
+///   it loads, a direct trampoline ignores the literal;
+/// - every value the literal can hold is an ops that stays valid for as long
+///   as a CPU may have loaded it: the stub ops are static, and the generic
+///   code frees a dynamic ops only after removing it from every site and
+///   waiting for a tasks-RCU grace period;
+/// - enable: until the `BL` is visible the site does nothing; a CPU that
+///   sees the `BL` but still an old literal calls `ftrace_nop_ops`, i.e.
+///   misses one event;
+/// - change: an old `BL` with the new ops, or the new `BL` with the old ops,
+///   calls an ops that was on the site a moment ago; a fallback through
+///   `ftrace_caller` with the direct ops in the literal still reaches the
+///   direct trampoline;
+/// - disable: the literal becomes `ftrace_nop_ops` while the `BL` is still
+///   there, so a CPU between the two stores, or already inside
+///   `ftrace_caller`, calls the nop function instead of an ops that is
+///   being removed; once the `NOP` is in, the site calls nothing, and the
+///   literal never keeps the address of an ops that may be freed later.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Plan {
+    /// The stores, first to last.
+    pub writes: [Write; 2],
+}
+
+/// The stores that carry out `step` at `site`.
+pub fn plan(site: Site, step: Step) -> Result<Plan, PlanError> {
+    let ip = site.ip();
+    let literal = |ops| Write::Literal {
+        addr: site.literal(),
+        ops,
+    };
+    let insn = |old, new| Write::Insn { ip, old, new };
+    let writes = match step {
+        Step::Init => [
+            literal(LiteralOps::Nop),
+            Write::Insn {
+                ip: site.mov_ip(),
+                old: NOP,
+                new: MOV_X9_LR,
+            },
+        ],
+        Step::Enable { to, ops } => {
+            if ops == LiteralOps::Nop {
+                return Err(PlanError::NopOpsOnCall);
+            }
+            [literal(ops), insn(NOP, encode_bl(ip, to.addr())?)]
+        }
+        Step::Modify { from, to, ops } => {
+            if ops == LiteralOps::Nop {
+                return Err(PlanError::NopOpsOnCall);
+            }
+            let old = encode_bl(ip, from.addr())?;
+            let new = encode_bl(ip, to.addr())?;
+            [literal(ops), insn(old, new)]
+        }
+        Step::Disable { from } => [
+            literal(LiteralOps::Nop),
+            insn(encode_bl(ip, from.addr())?, NOP),
+        ],
+    };
+    Ok(Plan { writes })
+}
