@@ -6,9 +6,11 @@
 //!   written from the documented rules, not from `rfcore::record`.
 //! - [`record`]: `rfcore::record::decide` against the model, exhaustively.
 //! - [`x86`]: the encoder and decoder against GNU as/ld/objdump output.
+//! - [`arm64`]: encoders and layouts against GNU as/ld and GCC, and the CALL_OPS rules.
 //! - [`driver`]: the replace-code drivers on a simulated kernel.
 
 mod account;
+mod arm64;
 mod driver;
 mod model;
 mod record;
