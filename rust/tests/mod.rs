@@ -8,6 +8,8 @@
 //! - [`x86`]: the encoder and decoder against GNU as/ld/objdump output.
 //! - [`arm64`]: encoders and layouts against GNU as/ld and GCC, and the CALL_OPS rules.
 //! - [`driver`]: the replace-code drivers on a simulated kernel.
+//! - [`sim`]: accounting, decisions and patching driven through a simulated
+//!   kernel (ops of every kind, filters, modules), against [`sim_model`].
 
 mod account;
 mod arm64;
@@ -15,5 +17,7 @@ mod driver;
 mod model;
 mod record;
 mod select;
+mod sim;
+mod sim_model;
 mod util;
 mod x86;
