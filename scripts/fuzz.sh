@@ -1,0 +1,33 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Fuzzes the whole-kernel simulation (rust/tests/sim.rs, target fuzz/sim)
+# with libFuzzer for a bounded time: scripts/fuzz.sh [SECONDS] (default 60).
+#
+# Built with stable cargo: the coverage instrumentation flags cargo-fuzz
+# passes are stable rustc flags; no sanitizer is used (the core forbids
+# unsafe code). New inputs go to fuzz/corpus/sim-run (git-ignored); the
+# committed seeds in fuzz/corpus/sim are read, not written, and are replayed
+# by `cargo test` (sim::fuzz_corpus_replays). A crash is saved under
+# fuzz/artifacts/; replay it with
+#   fuzz/target/x86_64-unknown-linux-gnu/release/sim fuzz/artifacts/crash-...
+set -eu
+
+secs=${1:-60}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root/fuzz"
+
+target=x86_64-unknown-linux-gnu
+RUSTFLAGS="-Cpasses=sancov-module \
+-Cllvm-args=-sanitizer-coverage-level=4 \
+-Cllvm-args=-sanitizer-coverage-inline-8bit-counters \
+-Cllvm-args=-sanitizer-coverage-pc-table \
+-Cllvm-args=-sanitizer-coverage-trace-compares \
+--cfg fuzzing -Cdebug-assertions -Coverflow-checks"
+export RUSTFLAGS
+# --target keeps the instrumentation out of build scripts.
+cargo build -j1 --release --target "$target" --bin sim
+
+mkdir -p corpus/sim-run artifacts
+exec "target/$target/release/sim" -max_total_time="$secs" -max_len=4096 \
+    -artifact_prefix=artifacts/ corpus/sim-run corpus/sim
