@@ -26,7 +26,7 @@
 //! - Matching (1574 `hash_contains_ip`, 1898 `__ftrace_hash_rec_update`): a
 //!   site is in an ops if its filter is empty or holds it, and its notrace
 //!   set does not. Records that are disabled and not a call are skipped
-//!   (1776 `skip_record`). The walk stops once as many records as the
+//!   (1778 `skip_record`). The walk stops once as many records as the
 //!   filter has entries were matched.
 //! - Registration (3179 `ftrace_startup`): the ops goes to the head of the
 //!   list (`add_ftrace_ops`), gets ENABLED and ADDING, IPMODIFY is claimed
@@ -35,7 +35,7 @@
 //!   one. Unregistration (3233 `ftrace_shutdown`) takes it off the list
 //!   first, releases IPMODIFY, accounts down, and runs the update with the
 //!   ops as `removed_ops`, its old hash being its hash.
-//! - A filter or notrace change of a registered ops (1539 `ftrace_hash_move`,
+//! - A filter or notrace change of a registered ops (1537 `ftrace_hash_move`,
 //!   5108 `ftrace_ops_update_code`): IPMODIFY re-claimed for the new filter,
 //!   accounted down over the old hash while the ops is still on the list,
 //!   hash replaced, accounted up over the new one, then an update always
@@ -62,7 +62,7 @@
 //! - Kinds (flags): function tracer instances `FTRACE_OPS_FL_PID` only
 //!   (`trace_functions.c` 70); the function-graph manager and its sub-ops
 //!   (`fgraph.c` 1015, 3629 `ftrace_startup_subops`, 3767
-//!   `ftrace_shutdown_subops`, 3680 `rebuild_hashes`: the manager's filter is
+//!   `ftrace_shutdown_subops`, 3716 `rebuild_hashes`: the manager's filter is
 //!   the union of the sub-ops' filters minus their notrace sets, empty if a
 //!   sub-ops traces everything, with the intersection of notrace sets;
 //!   built newest sub-ops first, or incrementally on add); kprobes
