@@ -136,6 +136,43 @@ void rftrace_shim_bug(int err, struct dyn_ftrace *rec)
 	ftrace_expected = NULL;
 }
 
+/* The shared callers: FTRACE_REGS_ADDR if @regs, else FTRACE_ADDR. */
+unsigned long rftrace_shim_caller(bool regs)
+{
+	return regs ? (unsigned long)FTRACE_REGS_ADDR : (unsigned long)FTRACE_ADDR;
+}
+
+/* The direct trampoline registered for @ip, 0 if none (or no support). */
+unsigned long rftrace_shim_direct(unsigned long ip)
+{
+	return ftrace_find_rec_direct(ip);
+}
+
+/*
+ * Report a broken invariant met while choosing a target, as the C core
+ * does: a missing direct entry warns once; a missing trampoline warns,
+ * stops ftrace and names the site.
+ */
+void rftrace_shim_select_problem(struct dyn_ftrace *rec, int problem,
+				 bool new)
+{
+	switch (problem) {
+	case RFTRACE_PROBLEM_NO_DIRECT:
+		WARN_ON_ONCE(1);
+		break;
+	case RFTRACE_PROBLEM_NO_TRAMPOLINE:
+		if (WARN_ON(1))
+			ftrace_kill();
+		if (new)
+			pr_warn("Bad trampoline accounting at: %p (%pS) (%lx)\n",
+				(void *)rec->ip, (void *)rec->ip, rec->flags);
+		else
+			pr_warn("Bad trampoline accounting at: %p (%pS)\n",
+				(void *)rec->ip, (void *)rec->ip);
+		break;
+	}
+}
+
 static int rftrace_stats_show(struct seq_file *m, void *v)
 {
 	const char *name;

@@ -39,6 +39,13 @@ int rftrace_update_call(unsigned long ip, unsigned long func);
  * false on a reference count overflow or underflow.
  */
 bool rftrace_account(struct dyn_ftrace *rec, struct ftrace_ops *ops, bool inc);
+/*
+ * ftrace_get_addr_new() / ftrace_get_addr_curr(): the address the site is
+ * to call / calls now; ftrace_find_unique_ops(): the single ops on a site.
+ */
+unsigned long rftrace_get_addr_new(struct dyn_ftrace *rec);
+unsigned long rftrace_get_addr_curr(struct dyn_ftrace *rec);
+struct ftrace_ops *rftrace_find_unique_ops(struct dyn_ftrace *rec);
 /* Makes the writes queued by the hooks above live (post-process). */
 void rftrace_finish(void);
 /* Counter @idx: stores its name in @name and returns true, or false. */
@@ -60,13 +67,29 @@ void rftrace_shim_refuse(struct dyn_ftrace *rec, const u8 *expected,
 			 const u8 *actual);
 /* ftrace_bug() for @rec, then forgets the expected bytes. */
 void rftrace_shim_bug(int err, struct dyn_ftrace *rec);
+/* FTRACE_REGS_ADDR if @regs, else FTRACE_ADDR. */
+unsigned long rftrace_shim_caller(bool regs);
+/* ftrace_find_rec_direct(), 0 without direct-call support. */
+unsigned long rftrace_shim_direct(unsigned long ip);
+
+/* Problems met while choosing a target (rfcore::select::Problem). */
+#define RFTRACE_PROBLEM_NO_DIRECT	1
+#define RFTRACE_PROBLEM_NO_TRAMPOLINE	2
+void rftrace_shim_select_problem(struct dyn_ftrace *rec, int problem,
+				 bool new);
 
 /* Implemented in kernel/trace/ftrace.c: the kernel's C logic and queries. */
 int ftrace_c_check_record(struct dyn_ftrace *rec, bool enable, bool update);
 bool ftrace_c_rec_account(struct dyn_ftrace *rec, struct ftrace_ops *ops,
 			  bool inc);
 bool ftrace_c_rec_ops_need_regs(struct dyn_ftrace *rec);
-bool ftrace_c_rec_other_tramp_ops(struct dyn_ftrace *rec,
-				  struct ftrace_ops *ops);
+/* The ops list walk of do_for_each_ftrace_op(); @old: old_hash. */
+struct ftrace_ops *ftrace_c_ops_head(void);
+struct ftrace_ops *ftrace_c_ops_next(struct ftrace_ops *op);
+bool ftrace_c_ops_covers(struct ftrace_ops *op, unsigned long ip, bool old);
+struct ftrace_ops *ftrace_c_removed_ops(void);
+unsigned long ftrace_c_get_addr_new(struct dyn_ftrace *rec);
+unsigned long ftrace_c_get_addr_curr(struct dyn_ftrace *rec);
+struct ftrace_ops *ftrace_c_find_unique_ops(struct dyn_ftrace *rec);
 
 #endif /* _KERNEL_TRACE_RFTRACE_H */

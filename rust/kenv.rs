@@ -39,6 +39,12 @@ use crate::rfcore::{
         BugType,
         Update, //
     },
+    select::{
+        self,
+        Callers,
+        OpsList,
+        Problem, //
+    },
     x86::{
         decode,
         encode_call,
@@ -109,10 +115,16 @@ extern "C" {
         inc: bool,
     ) -> bool;
     fn ftrace_c_rec_ops_need_regs(rec: *mut bindings::dyn_ftrace) -> bool;
-    fn ftrace_c_rec_other_tramp_ops(
-        rec: *mut bindings::dyn_ftrace,
-        ops: *mut bindings::ftrace_ops,
-    ) -> bool;
+    fn ftrace_c_ops_head() -> *mut bindings::ftrace_ops;
+    fn ftrace_c_ops_next(op: *mut bindings::ftrace_ops) -> *mut bindings::ftrace_ops;
+    fn ftrace_c_ops_covers(op: *mut bindings::ftrace_ops, ip: c_ulong, old: bool) -> bool;
+    fn ftrace_c_removed_ops() -> *mut bindings::ftrace_ops;
+    fn ftrace_c_get_addr_new(rec: *mut bindings::dyn_ftrace) -> c_ulong;
+    fn ftrace_c_get_addr_curr(rec: *mut bindings::dyn_ftrace) -> c_ulong;
+    fn ftrace_c_find_unique_ops(rec: *mut bindings::dyn_ftrace) -> *mut bindings::ftrace_ops;
+    fn rftrace_shim_caller(regs: bool) -> c_ulong;
+    fn rftrace_shim_direct(ip: c_ulong) -> c_ulong;
+    fn rftrace_shim_select_problem(rec: *mut bindings::dyn_ftrace, problem: c_int, new: bool);
 }
 
 /// A record of the kernel's call-site table.
@@ -310,14 +322,13 @@ impl Env for KernelEnv {
     }
 
     fn addr_new(&mut self, rec: Rec) -> u64 {
-        // SAFETY: `rec` is a live record and we hold ftrace_lock, which the
-        // ops-list walk inside needs.
-        word(unsafe { bindings::ftrace_get_addr_new(rec.as_ptr()) })
+        // SAFETY: we hold ftrace_lock (type invariants).
+        unsafe { crate::choose_target(rec, true) }
     }
 
     fn addr_curr(&mut self, rec: Rec) -> u64 {
-        // SAFETY: as in `addr_new()`.
-        word(unsafe { bindings::ftrace_get_addr_curr(rec.as_ptr()) })
+        // SAFETY: we hold ftrace_lock (type invariants).
+        unsafe { crate::choose_target(rec, false) }
     }
 
     fn jmp_bit(&self) -> bool {
@@ -456,9 +467,170 @@ impl Others for KernelOthers {
     }
 
     fn other_has_trampoline(&mut self) -> bool {
-        // SAFETY: as in `need_regs()`.
-        unsafe { ftrace_c_rec_other_tramp_ops(self.rec.as_ptr(), self.ops.as_ptr()) }
+        // SAFETY: we hold ftrace_lock (type invariants of `Rec` and `Ops`).
+        let mut list = unsafe { KernelOpsList::new() };
+        let exclude = ListOps(self.ops.0);
+        select::tramp_ops_other(&mut list, self.rec.ip(), exclude).is_some()
     }
+}
+
+/// An entry of the kernel's ops list, or the list's end marker.
+///
+/// # Invariants
+///
+/// The pointer is to an ops reached by walking `ftrace_ops_list` (or to
+/// `ftrace_list_end`), and the holder runs under `ftrace_lock`, which keeps
+/// the list and every ops on it alive and unchanged.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) struct ListOps(NonNull<bindings::ftrace_ops>);
+
+impl ListOps {
+    /// The raw pointer, for C calls.
+    pub(crate) fn as_ptr(self) -> *mut bindings::ftrace_ops {
+        self.0.as_ptr()
+    }
+
+    fn flags(self) -> u64 {
+        // SAFETY: a live ops, not written while ftrace_lock is held (type
+        // invariants).
+        word(unsafe { (*self.0.as_ptr()).flags })
+    }
+}
+
+/// The kernel's ops list, walked as `do_for_each_ftrace_op()` walks it.
+///
+/// # Invariants
+///
+/// Only created under `ftrace_lock`.
+pub(crate) struct KernelOpsList {
+    _private: (),
+}
+
+impl KernelOpsList {
+    /// # Safety
+    ///
+    /// The caller holds `ftrace_lock` while the list and the [`ListOps`] it
+    /// hands out are used.
+    pub(crate) unsafe fn new() -> Self {
+        KernelOpsList { _private: () }
+    }
+}
+
+impl OpsList for KernelOpsList {
+    type Ops = ListOps;
+
+    fn head(&mut self) -> Option<ListOps> {
+        // SAFETY: under ftrace_lock (type invariants). The head is never
+        // null in the kernel (`ftrace_list_end` when the list is empty).
+        NonNull::new(unsafe { ftrace_c_ops_head() }).map(ListOps)
+    }
+
+    fn next(&mut self, op: ListOps) -> Option<ListOps> {
+        // SAFETY: `op` is on the list, under ftrace_lock.
+        NonNull::new(unsafe { ftrace_c_ops_next(op.as_ptr()) }).map(ListOps)
+    }
+
+    fn trampoline(&mut self, op: ListOps) -> u64 {
+        // SAFETY: as in `ListOps::flags()`.
+        word(unsafe { (*op.as_ptr()).trampoline })
+    }
+
+    fn adding(&mut self, op: ListOps) -> bool {
+        op.flags() & u64::from(bindings::FTRACE_OPS_FL_ADDING) != 0
+    }
+
+    fn modifying(&mut self, op: ListOps) -> bool {
+        op.flags() & u64::from(bindings::FTRACE_OPS_FL_MODIFYING) != 0
+    }
+
+    fn covers(&mut self, op: ListOps, ip: u64) -> bool {
+        // SAFETY: `op` is on the list, under ftrace_lock, which keeps its
+        // hashes alive.
+        unsafe { ftrace_c_ops_covers(op.as_ptr(), c_word(ip), false) }
+    }
+
+    fn covered(&mut self, op: ListOps, ip: u64) -> bool {
+        // SAFETY: as in `covers()`.
+        unsafe { ftrace_c_ops_covers(op.as_ptr(), c_word(ip), true) }
+    }
+
+    fn removed(&mut self) -> Option<ListOps> {
+        // SAFETY: reads a pointer set and cleared under ftrace_lock.
+        NonNull::new(unsafe { ftrace_c_removed_ops() }).map(ListOps)
+    }
+}
+
+/// The kernel's shared callers and direct functions table.
+struct KernelCallers;
+
+impl Callers for KernelCallers {
+    fn caller(&self) -> u64 {
+        // SAFETY: returns a constant address.
+        word(unsafe { rftrace_shim_caller(false) })
+    }
+
+    fn regs_caller(&self) -> u64 {
+        // SAFETY: returns a constant address.
+        word(unsafe { rftrace_shim_caller(true) })
+    }
+
+    fn direct(&mut self, ip: u64) -> u64 {
+        // SAFETY: a lookup in an RCU-protected hash, which the C side
+        // protects itself.
+        word(unsafe { rftrace_shim_direct(c_word(ip)) })
+    }
+}
+
+/// The address `rec` is to call (`new`) or calls now, chosen by
+/// [`select`]; a broken invariant is reported as the C core reports it.
+///
+/// # Safety
+///
+/// The caller holds `ftrace_lock`.
+pub(crate) unsafe fn select_addr(rec: Rec, new: bool) -> u64 {
+    // SAFETY: the caller holds ftrace_lock.
+    let mut list = unsafe { KernelOpsList::new() };
+    let mut callers = KernelCallers;
+    let choice = if new {
+        select::addr_new(&mut list, &mut callers, rec.ip(), rec.flags())
+    } else {
+        select::addr_curr(&mut list, &mut callers, rec.ip(), rec.flags())
+    };
+    if let Some(problem) = choice.problem {
+        let code = match problem {
+            Problem::NoDirect => 1,
+            Problem::NoTrampoline => 2,
+        };
+        // SAFETY: `rec` is a live record; the shim only reads it.
+        unsafe { rftrace_shim_select_problem(rec.as_ptr(), code, new) };
+    }
+    choice.addr
+}
+
+/// The kernel's C choice, for the shadow mode and KUnit.
+pub(crate) fn c_select_addr(rec: Rec, new: bool) -> u64 {
+    // SAFETY: a live record, under ftrace_lock (type invariants of `Rec`).
+    word(unsafe {
+        if new {
+            ftrace_c_get_addr_new(rec.as_ptr())
+        } else {
+            ftrace_c_get_addr_curr(rec.as_ptr())
+        }
+    })
+}
+
+/// The single ops on `rec` (`ftrace_find_unique_ops()`), by Rust and by C.
+pub(crate) fn unique_ops(rec: Rec) -> (*mut bindings::ftrace_ops, *mut bindings::ftrace_ops) {
+    // SAFETY: under ftrace_lock (type invariants of `Rec`).
+    let mut list = unsafe { KernelOpsList::new() };
+    let rust = select::unique_ops(&mut list, rec.ip()).map_or(core::ptr::null_mut(), |o| o.as_ptr());
+    let c = if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
+        // SAFETY: as above.
+        unsafe { ftrace_c_find_unique_ops(rec.as_ptr()) }
+    } else {
+        rust
+    };
+    (rust, c)
 }
 
 /// Runs the kernel's C accounting on a copy of `rec` (same ip and flags).

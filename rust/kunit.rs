@@ -187,6 +187,54 @@ mod tests {
     }
 
     #[test]
+    fn rust_and_c_choose_targets_alike() {
+        // Every state of the bits the choice reads, except the trampoline
+        // and direct requests: without a registered ops with a trampoline
+        // (or a direct entry) those are broken states, and the kernel's
+        // answer to them is a warning that stops ftrace. They are covered
+        // on the host and by the shadow mode over ftracetest.
+        use crate::rfcore::flags::{
+            REGS,
+            REGS_EN, //
+        };
+        let selected = crate::STATS.selected.load(Relaxed);
+        let mut checked = 0u32;
+        let mut differ = 0u32;
+        for bits in [0, REGS, REGS_EN, REGS | REGS_EN] {
+            for count in [0u64, 1, 2, REF_MAX] {
+                for enabled in [0, u64::from(bindings::FTRACE_FL_ENABLED)] {
+                    let mut rec = bindings::dyn_ftrace {
+                        ip: crate::kenv::c_word(0x1000),
+                        flags: crate::kenv::c_word(bits | count | enabled),
+                        ..Default::default()
+                    };
+                    // SAFETY: a private record on our stack.
+                    let rec = unsafe { Rec::from_raw(&mut rec) }.unwrap();
+                    for new in [false, true] {
+                        // SAFETY: KUnit runs at boot, before anyone else
+                        // registers ops or updates records.
+                        let rust = unsafe { crate::kenv::select_addr(rec, new) };
+                        checked += 1;
+                        if rust != crate::kenv::c_select_addr(rec, new) {
+                            differ += 1;
+                        }
+                    }
+                    // The kernel's entry point reaches Rust.
+                    // SAFETY: as above.
+                    let via_c = unsafe { bindings::ftrace_get_addr_new(rec.as_ptr()) };
+                    // SAFETY: as above.
+                    assert_eq!(crate::kenv::word(via_c), unsafe {
+                        crate::kenv::select_addr(rec, true)
+                    });
+                }
+            }
+        }
+        assert_eq!(checked, 4 * 4 * 2 * 2);
+        assert_eq!(differ, 0);
+        assert!(crate::STATS.selected.load(Relaxed) - selected >= 4 * 4 * 2);
+    }
+
+    #[test]
     fn x86_call_encoding() {
         // rel32 is the distance from the end of the 5-byte instruction.
         let ip = 0xffff_ffff_8100_0000u64;

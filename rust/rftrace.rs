@@ -79,6 +79,7 @@ struct Stats {
     shadow_checks: Atomic<u64>,
     shadow_diffs: Atomic<u64>,
     accounted: Atomic<u64>,
+    selected: Atomic<u64>,
 }
 
 static STATS: Stats = Stats {
@@ -95,6 +96,7 @@ static STATS: Stats = Stats {
     shadow_checks: Atomic::new(0),
     shadow_diffs: Atomic::new(0),
     accounted: Atomic::new(0),
+    selected: Atomic::new(0),
 };
 
 fn bump(counter: &Atomic<u64>, by: u64) {
@@ -134,6 +136,7 @@ impl Stats {
             11 => (b"shadow_checks\0", r(&self.shadow_checks)),
             12 => (b"shadow_differences\0", r(&self.shadow_diffs)),
             13 => (b"records_accounted\0", r(&self.accounted)),
+            14 => (b"targets_selected\0", r(&self.selected)),
             _ => return None,
         })
     }
@@ -250,6 +253,100 @@ pub unsafe extern "C" fn rftrace_account(
             false
         }
     }
+}
+
+/// The address `rec` is to call (`new`) or calls now, with the shadow
+/// check against the kernel's C choice. Used by the update drivers and the
+/// C entry points alike.
+///
+/// # Safety
+///
+/// The caller holds `ftrace_lock`.
+pub(crate) unsafe fn choose_target(rec: Rec, new: bool) -> u64 {
+    // SAFETY: the caller holds ftrace_lock.
+    let addr = unsafe { kenv::select_addr(rec, new) };
+    STATS.selected.add(1, Relaxed);
+    if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
+        let c = kenv::c_select_addr(rec, new);
+        STATS.shadow_checks.add(1, Relaxed);
+        if c != addr {
+            shadow_diff(format_args!(
+                "target differs for {:#x} flags {:#x} new {}: Rust {:#x}, C {:#x}",
+                rec.ip(),
+                rec.flags().raw(),
+                new,
+                addr,
+                c
+            ));
+        }
+    }
+    addr
+}
+
+/// [`choose_target()`] for a raw record from C.
+///
+/// # Safety
+///
+/// `rec` is null or a record of the table, and the caller holds
+/// `ftrace_lock`.
+unsafe fn target(rec: *mut bindings::dyn_ftrace, new: bool) -> c_ulong {
+    // SAFETY: the caller's contract is `Rec::from_raw()`'s.
+    let Some(rec) = (unsafe { Rec::from_raw(rec) }) else {
+        return 0;
+    };
+    // SAFETY: the caller holds ftrace_lock.
+    kenv::c_word(unsafe { choose_target(rec, new) })
+}
+
+/// `ftrace_get_addr_new()`: the address the site is to call.
+///
+/// # Safety
+///
+/// `rec` is a record of the table and the caller holds `ftrace_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_get_addr_new(rec: *mut bindings::dyn_ftrace) -> c_ulong {
+    // SAFETY: the caller's contract is `target()`'s.
+    unsafe { target(rec, true) }
+}
+
+/// `ftrace_get_addr_curr()`: the address the site calls now.
+///
+/// # Safety
+///
+/// `rec` is a record of the table and the caller holds `ftrace_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_get_addr_curr(rec: *mut bindings::dyn_ftrace) -> c_ulong {
+    // SAFETY: the caller's contract is `target()`'s.
+    unsafe { target(rec, false) }
+}
+
+/// `ftrace_find_unique_ops()`: the single ops whose filter covers the
+/// site, or null.
+///
+/// # Safety
+///
+/// `rec` is a record of the table and the caller holds `ftrace_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_find_unique_ops(
+    rec: *mut bindings::dyn_ftrace,
+) -> *mut bindings::ftrace_ops {
+    // SAFETY: the caller's contract is `Rec::from_raw()`'s.
+    let Some(rec) = (unsafe { Rec::from_raw(rec) }) else {
+        return core::ptr::null_mut();
+    };
+    let (rust, c) = kenv::unique_ops(rec);
+    if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
+        STATS.shadow_checks.add(1, Relaxed);
+        if rust != c {
+            shadow_diff(format_args!(
+                "unique ops differs for {:#x}: Rust {:p}, C {:p}",
+                rec.ip(),
+                rust,
+                c
+            ));
+        }
+    }
+    rust
 }
 
 /// `ftrace_update_record()` (`update`) and `ftrace_test_record()`.

@@ -53,7 +53,8 @@ pub trait OpsList {
 
     /// The head of the list: the first ops, or the list's end marker when
     /// no ops is registered (the walk visits it once, as the kernel's does).
-    fn head(&mut self) -> Self::Ops;
+    /// `None` only if the list has no head at all.
+    fn head(&mut self) -> Option<Self::Ops>;
     /// The ops after `op`, or `None` at the end of the list.
     fn next(&mut self, op: Self::Ops) -> Option<Self::Ops>;
     /// The ops' own trampoline, 0 when it has none.
@@ -145,7 +146,7 @@ pub trait Callers {
 
 /// The first ops in list order for which `want` holds.
 fn find<L: OpsList>(list: &mut L, mut want: impl FnMut(&mut L, L::Ops) -> bool) -> Option<L::Ops> {
-    let mut op = list.head();
+    let mut op = list.head()?;
     loop {
         if want(list, op) {
             return Some(op);
@@ -191,7 +192,7 @@ pub fn tramp_ops_other<L: OpsList>(list: &mut L, ip: u64, exclude: L::Ops) -> Op
 /// none).
 pub fn unique_ops<L: OpsList>(list: &mut L, ip: u64) -> Option<L::Ops> {
     let mut found = None;
-    let mut op = list.head();
+    let mut op = list.head()?;
     loop {
         if list.covers(op, ip) {
             if found.is_some() {

@@ -48,12 +48,8 @@ const END: usize = usize::MAX;
 
 impl OpsList for List {
     type Ops = usize;
-    fn head(&mut self) -> usize {
-        if self.ops.is_empty() {
-            END
-        } else {
-            0
-        }
+    fn head(&mut self) -> Option<usize> {
+        Some(if self.ops.is_empty() { END } else { 0 })
     }
     fn next(&mut self, op: usize) -> Option<usize> {
         let n = op.checked_add(1)?;
