@@ -16,6 +16,7 @@
 #include <linux/debugfs.h>
 #include <linux/ftrace.h>
 #include <linux/init.h>
+#include <linux/kallsyms.h>
 #include <linux/memory.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -31,6 +32,8 @@
 static_assert(sizeof(struct dyn_ftrace) == 2 * sizeof(unsigned long));
 static_assert(offsetof(struct dyn_ftrace, flags) == sizeof(unsigned long));
 static_assert(MCOUNT_INSN_SIZE == 5);
+/* rust/kenv.rs fills the scan counts in this order (its SCAN_COUNTS). */
+static_assert(RFTRACE_SCAN_NR == 8);
 
 /* Set between prepare and post-process: the text is live, poke in batches. */
 static bool rftrace_poke_late;
@@ -171,6 +174,64 @@ void rftrace_shim_select_problem(struct dyn_ftrace *rec, int problem,
 				(void *)rec->ip, (void *)rec->ip);
 		break;
 	}
+}
+
+/* Is @addr in the text of the core kernel (@mod NULL) or of @mod? */
+bool rftrace_shim_in_text(struct module *mod, unsigned long addr)
+{
+	if (!mod)
+		return is_kernel_text(addr) || is_kernel_inittext(addr);
+#ifdef CONFIG_MODULES
+	return within_module_mem_type(addr, mod, MOD_TEXT) ||
+	       within_module_mem_type(addr, mod, MOD_INIT_TEXT);
+#else
+	return false;
+#endif
+}
+
+/* The patch-site address of a call-site list entry, 0 if unusable. */
+unsigned long rftrace_shim_call_adjust(unsigned long addr)
+{
+	return ftrace_call_adjust(addr);
+}
+
+static const char *rftrace_owner(struct module *mod)
+{
+#ifdef CONFIG_MODULES
+	if (mod)
+		return mod->name;
+#endif
+	return "vmlinux";
+}
+
+/* One call-site list entry refused by the Rust core (first few only). */
+void rftrace_shim_refused_site(struct module *mod, const char *why,
+			       unsigned long addr)
+{
+	pr_warn("%s: call site %pS (%lx) refused: %s\n", rftrace_owner(mod),
+		(void *)addr, addr, why);
+}
+
+/* The summary of a call-site list check. */
+void rftrace_shim_scan_report(struct module *mod, const u64 *counts,
+			      bool unsorted)
+{
+	const char *owner = rftrace_owner(mod);
+
+	if (unsorted)
+		pr_warn("%s: call-site list was not sorted; sorted it\n", owner);
+	if (counts[RFTRACE_SCAN_REFUSED])
+		pr_warn("%s: %llu of %llu call sites refused (%llu duplicate, %llu misaligned, %llu outside the text): never patched\n",
+			owner, counts[RFTRACE_SCAN_REFUSED],
+			counts[RFTRACE_SCAN_TOTAL],
+			counts[RFTRACE_SCAN_DUPLICATE],
+			counts[RFTRACE_SCAN_MISALIGNED],
+			counts[RFTRACE_SCAN_OUT_OF_TEXT]);
+	if (!mod)
+		pr_info("%s: %llu call sites, %llu kept, %llu padding, %llu weak-function leftovers skipped\n",
+			owner, counts[RFTRACE_SCAN_TOTAL],
+			counts[RFTRACE_SCAN_KEPT], counts[RFTRACE_SCAN_PADDING],
+			counts[RFTRACE_SCAN_WEAK]);
 }
 
 static int rftrace_stats_show(struct seq_file *m, void *v)

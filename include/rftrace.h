@@ -11,6 +11,7 @@
 
 struct dyn_ftrace;
 struct ftrace_ops;
+struct module;
 
 /* Implemented in Rust (rust/rftrace.rs); callers hold ftrace_lock. */
 
@@ -46,6 +47,13 @@ bool rftrace_account(struct dyn_ftrace *rec, struct ftrace_ops *ops, bool inc);
 unsigned long rftrace_get_addr_new(struct dyn_ftrace *rec);
 unsigned long rftrace_get_addr_curr(struct dyn_ftrace *rec);
 struct ftrace_ops *rftrace_find_unique_ops(struct dyn_ftrace *rec);
+/*
+ * ftrace_process_locs(): check the call-site list [@start, @end) of @mod
+ * (NULL: the core kernel) before records are made of it; sorts it if
+ * needed and zeroes the entries that must not become records.
+ */
+void rftrace_scan_locs(struct module *mod, unsigned long *start,
+		       unsigned long *end);
 /* Makes the writes queued by the hooks above live (post-process). */
 void rftrace_finish(void);
 /* Counter @idx: stores its name in @name and returns true, or false. */
@@ -71,6 +79,26 @@ void rftrace_shim_bug(int err, struct dyn_ftrace *rec);
 unsigned long rftrace_shim_caller(bool regs);
 /* ftrace_find_rec_direct(), 0 without direct-call support. */
 unsigned long rftrace_shim_direct(unsigned long ip);
+
+/* Text and call-site list checks (rfcore::table). */
+bool rftrace_shim_in_text(struct module *mod, unsigned long addr);
+unsigned long rftrace_shim_call_adjust(unsigned long addr);
+void rftrace_shim_refused_site(struct module *mod, const char *why,
+			       unsigned long addr);
+/* Indexes of the counts given to rftrace_shim_scan_report(). */
+enum {
+	RFTRACE_SCAN_TOTAL,
+	RFTRACE_SCAN_KEPT,
+	RFTRACE_SCAN_PADDING,
+	RFTRACE_SCAN_WEAK,
+	RFTRACE_SCAN_OUT_OF_TEXT,
+	RFTRACE_SCAN_MISALIGNED,
+	RFTRACE_SCAN_DUPLICATE,
+	RFTRACE_SCAN_REFUSED,
+	RFTRACE_SCAN_NR,
+};
+void rftrace_shim_scan_report(struct module *mod, const u64 *counts,
+			      bool unsorted);
 
 /* Problems met while choosing a target (rfcore::select::Problem). */
 #define RFTRACE_PROBLEM_NO_DIRECT	1

@@ -15,6 +15,7 @@ use kernel::{
         ERANGE, //
     },
     ffi::{
+        c_char,
         c_int,
         c_ulong,
         c_void, //
@@ -44,6 +45,13 @@ use crate::rfcore::{
         Callers,
         OpsList,
         Problem, //
+    },
+    table::{
+        self,
+        Locs,
+        Report,
+        Skip,
+        Text, //
     },
     x86::{
         decode,
@@ -125,6 +133,10 @@ extern "C" {
     fn rftrace_shim_caller(regs: bool) -> c_ulong;
     fn rftrace_shim_direct(ip: c_ulong) -> c_ulong;
     fn rftrace_shim_select_problem(rec: *mut bindings::dyn_ftrace, problem: c_int, new: bool);
+    fn rftrace_shim_in_text(module: *mut bindings::module, addr: c_ulong) -> bool;
+    fn rftrace_shim_call_adjust(addr: c_ulong) -> c_ulong;
+    fn rftrace_shim_refused_site(module: *mut bindings::module, why: *const c_char, addr: c_ulong);
+    fn rftrace_shim_scan_report(module: *mut bindings::module, counts: *const u64, unsorted: bool);
 }
 
 /// A record of the kernel's call-site table.
@@ -623,7 +635,8 @@ pub(crate) fn c_select_addr(rec: Rec, new: bool) -> u64 {
 pub(crate) fn unique_ops(rec: Rec) -> (*mut bindings::ftrace_ops, *mut bindings::ftrace_ops) {
     // SAFETY: under ftrace_lock (type invariants of `Rec`).
     let mut list = unsafe { KernelOpsList::new() };
-    let rust = select::unique_ops(&mut list, rec.ip()).map_or(core::ptr::null_mut(), |o| o.as_ptr());
+    let rust =
+        select::unique_ops(&mut list, rec.ip()).map_or(core::ptr::null_mut(), |o| o.as_ptr());
     let c = if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
         // SAFETY: as above.
         unsafe { ftrace_c_find_unique_ops(rec.as_ptr()) }
@@ -647,4 +660,105 @@ pub(crate) fn c_account(rec: Rec, ops: Ops, inc: bool) -> (bool, RecFlags) {
     // copy's flags.
     let ok = unsafe { ftrace_c_rec_account(&mut copy, ops.as_ptr(), inc) };
     (ok, RecFlags::from_raw(word(copy.flags)))
+}
+
+/// A call-site list (`__mcount_loc` of the core kernel or of a module),
+/// in place.
+pub(crate) struct KernelLocs<'a>(pub(crate) &'a mut [c_ulong]);
+
+impl Locs for KernelLocs<'_> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn get(&self, i: usize) -> Option<u64> {
+        self.0.get(i).map(|&a| word(a))
+    }
+
+    fn clear(&mut self, i: usize) {
+        if let Some(a) = self.0.get_mut(i) {
+            *a = 0;
+        }
+    }
+
+    fn sort(&mut self) {
+        self.0.sort_unstable();
+    }
+}
+
+/// The text of the core kernel (null module) or of a module being loaded.
+pub(crate) struct KernelText(pub(crate) *mut bindings::module);
+
+impl Text for KernelText {
+    fn module(&self) -> bool {
+        !self.0.is_null()
+    }
+
+    fn in_text(&mut self, addr: u64) -> bool {
+        // SAFETY: the module (if any) is the one being loaded, alive for
+        // the whole of ftrace_process_locs(); the shim only reads its
+        // memory layout.
+        unsafe { rftrace_shim_in_text(self.0, c_word(addr)) }
+    }
+
+    fn adjust(&mut self, addr: u64) -> Option<u64> {
+        // SAFETY: a pure computation on the address.
+        let site = word(unsafe { rftrace_shim_call_adjust(c_word(addr)) });
+        (site != 0).then_some(site)
+    }
+}
+
+/// The order of the counts handed to `rftrace_shim_scan_report()` (the
+/// C enum `RFTRACE_SCAN_*`; the shim asserts there are 8).
+fn scan_counts(r: &Report) -> [u64; 8] {
+    [
+        r.total,
+        r.kept,
+        r.padding,
+        r.weak,
+        r.out_of_text,
+        r.misaligned,
+        r.duplicate,
+        r.refused(),
+    ]
+}
+
+/// Checks the call-site list `[start, end)` of `module` (null: the core
+/// kernel) in place and reports what it refused.
+///
+/// # Safety
+///
+/// `[start, end)` is the writable, `unsigned long`-aligned call-site list
+/// of `module` (or of the core kernel), which nobody else uses during the
+/// call (`ftrace_process_locs()` before it makes records), and `module` is
+/// null or the module being loaded.
+pub(crate) unsafe fn scan_locs(
+    module: *mut bindings::module,
+    start: *mut c_ulong,
+    end: *mut c_ulong,
+) -> Report {
+    let bytes = (end as usize).saturating_sub(start as usize);
+    let len = bytes / core::mem::size_of::<c_ulong>();
+    if start.is_null() || len == 0 {
+        return Report::default();
+    }
+    // SAFETY: by the function's contract the range is a valid, aligned,
+    // exclusively used array of `len` words.
+    let list = unsafe { core::slice::from_raw_parts_mut(start, len) };
+    let report = table::scan(&mut KernelLocs(list), &mut KernelText(module));
+    for (addr, skip) in report.first.iter() {
+        let why: &core::ffi::CStr = match skip {
+            Some(Skip::Duplicate) => c"duplicate of the entry before it",
+            Some(Skip::Misaligned) => c"misaligned patch site",
+            Some(Skip::OutOfText) => c"outside the module's text",
+            Some(Skip::Padding | Skip::WeakLeftover) | None => continue,
+        };
+        // SAFETY: `why` is a NUL-terminated static string; the module is
+        // alive (function contract).
+        unsafe { rftrace_shim_refused_site(module, why.as_ptr().cast::<c_char>(), c_word(*addr)) };
+    }
+    let counts = scan_counts(&report);
+    // SAFETY: `counts` has the 8 entries the shim reads.
+    unsafe { rftrace_shim_scan_report(module, counts.as_ptr(), report.unsorted) };
+    report
 }

@@ -235,6 +235,45 @@ mod tests {
     }
 
     #[test]
+    fn call_site_lists_are_checked_against_the_kernel_text() {
+        use crate::{
+            kenv::{
+                KernelLocs,
+                KernelText, //
+            },
+            rfcore::table::scan,
+        };
+        // Two kernel functions (in text), one of them twice, a zero, and
+        // an address on our stack (not text), unsorted.
+        let f1 = bindings::ftrace_kill as *const () as usize;
+        let f2 = bindings::ftrace_get_addr_new as *const () as usize;
+        let (lo, hi) = if f1 < f2 { (f1, f2) } else { (f2, f1) };
+        let stack = 0u64;
+        let stray = core::ptr::addr_of!(stack) as usize;
+        let mut list = [hi, 0, lo, hi, stray];
+        let report = scan(
+            &mut KernelLocs(&mut list),
+            &mut KernelText(core::ptr::null_mut()),
+        );
+        assert!(report.unsorted);
+        assert_eq!(report.total, 5);
+        assert_eq!(report.kept, 2);
+        assert_eq!(report.duplicate, 1);
+        assert_eq!(report.padding, 1);
+        // the core kernel's C code skips out-of-text entries too (weak
+        // function leftovers)
+        assert_eq!(report.weak, 1);
+        // sorted, then the duplicate and the stray entry zeroed
+        let mut want = [0, lo, hi, 0, 0];
+        if stray < lo {
+            want = [0, 0, lo, hi, 0];
+        } else if stray < hi {
+            want = [0, lo, 0, hi, 0];
+        }
+        assert_eq!(list, want);
+    }
+
+    #[test]
     fn x86_call_encoding() {
         // rel32 is the distance from the end of the 5-byte instruction.
         let ip = 0xffff_ffff_8100_0000u64;

@@ -80,6 +80,7 @@ struct Stats {
     shadow_diffs: Atomic<u64>,
     accounted: Atomic<u64>,
     selected: Atomic<u64>,
+    sites_refused: Atomic<u64>,
 }
 
 static STATS: Stats = Stats {
@@ -97,6 +98,7 @@ static STATS: Stats = Stats {
     shadow_diffs: Atomic::new(0),
     accounted: Atomic::new(0),
     selected: Atomic::new(0),
+    sites_refused: Atomic::new(0),
 };
 
 fn bump(counter: &Atomic<u64>, by: u64) {
@@ -137,6 +139,7 @@ impl Stats {
             12 => (b"shadow_differences\0", r(&self.shadow_diffs)),
             13 => (b"records_accounted\0", r(&self.accounted)),
             14 => (b"targets_selected\0", r(&self.selected)),
+            15 => (b"call_sites_refused\0", r(&self.sites_refused)),
             _ => return None,
         })
     }
@@ -347,6 +350,38 @@ pub unsafe extern "C" fn rftrace_find_unique_ops(
         }
     }
     rust
+}
+
+/// `ftrace_process_locs()`: checks the call-site list of the core kernel
+/// (`module` null) or of a module before records are made of it; sorts it
+/// if needed and zeroes the entries that must not become records
+/// (duplicates, misaligned sites, addresses outside the text), which the
+/// C loop then skips.
+///
+/// # Safety
+///
+/// `[start, end)` is the call-site list of `module` (or of the core
+/// kernel), writable and used by nobody else during the call, and `module`
+/// is null or the module being loaded.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_scan_locs(
+    module: *mut bindings::module,
+    start: *mut c_ulong,
+    end: *mut c_ulong,
+) {
+    // SAFETY: the caller's contract is `scan_locs()`'s.
+    let report = unsafe { kenv::scan_locs(module, start, end) };
+    let refused = report.refused();
+    bump(&STATS.sites_refused, refused);
+    if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
+        STATS.shadow_checks.add(1, Relaxed);
+        if refused != 0 {
+            shadow_diff(format_args!(
+                "call-site list: Rust refused {} sites the C code would keep",
+                refused
+            ));
+        }
+    }
 }
 
 /// `ftrace_update_record()` (`update`) and `ftrace_test_record()`.

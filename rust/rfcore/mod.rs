@@ -13,4 +13,5 @@ pub mod driver;
 pub mod flags;
 pub mod record;
 pub mod select;
+pub mod table;
 pub mod x86;

@@ -17,6 +17,7 @@ mod driver;
 mod model;
 mod record;
 mod select;
+mod table;
 mod sim;
 mod sim_model;
 mod util;
