@@ -44,8 +44,13 @@ pub struct OpsProps {
 /// The kernel answers them by walking its ops list, which is why they are
 /// questions rather than inputs.
 pub trait Others {
-    /// Some ops other than the one being removed still wants this record's
-    /// registers saved (`test_rec_ops_needs_regs()`).
+    /// Some ops on the kernel's ops list still wants this record's
+    /// registers saved (`test_rec_ops_needs_regs()`). An ops being
+    /// unregistered is off the list by then; an ops whose filter is being
+    /// changed is still on it, with its old filter, so it still counts: a
+    /// `SAVE_REGS` ops that leaves a site through a filter change leaves
+    /// the regs caller behind while other ops remain there (the kernel's
+    /// behaviour, kept).
     fn need_regs(&mut self) -> bool;
     /// An ops other than the one being removed, with a trampoline, still
     /// traces this record (`ftrace_find_tramp_ops_any_other()`).
