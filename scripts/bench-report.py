@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Turn the guests' "@@RFT BENCH" lines (scripts/bench.sh) into a JSON file
-and a table: medians, spread (min-max) and the Rust/C ratio of each row."""
+and a table: medians, spread (min-max) and the ratio of the second kernel
+over the first (Rust/C) of each row.
+
+    bench-report.py --dir DIR --out FILE --variants "stock rust" ...
+    bench-report.py --check FILE     (every field there and well-formed?)
+"""
 
 import argparse
 import glob
+import hashlib
 import json
 import os
 import platform
@@ -13,9 +19,16 @@ import statistics
 import subprocess
 import sys
 
+ROW_FIELDS = ("relevant", "irrelevant", "save_regs", "ratio")
+SUMMARY_FIELDS = ("median", "min", "max", "n", "samples")
+TOP_FIELDS = ("machine", "accelerator", "clock", "unit", "qemu", "qemu_args",
+              "kernel", "kernel_builds", "project_commit", "config", "variants",
+              "reps", "calls_per_row", "patch_reps", "ops_ns_per_call",
+              "patching_us", "boot", "guest_clock", "wall_seconds_per_boot")
+
 
 def parse_log(path):
-    out = {"ops": {}, "patch_all": [], "patch_1000": [], "boot": None}
+    out = {"ops": {}, "patch_all": [], "patch_1000": [], "boot": None, "clock": None}
     with open(path, errors="replace") as f:
         for raw in f:
             line = raw.strip().replace("\r", "")
@@ -33,6 +46,8 @@ def parse_log(path):
                 out[kind].append((int(kv["sites"]), int(kv["on_us"]), int(kv["off_us"])))
             elif kind == "boot":
                 out["boot"] = rest
+            elif kind == "clock":
+                out["clock"] = rest
             elif kind.startswith("records"):
                 out["records"] = int(body.split("=")[1])
     return out
@@ -47,7 +62,7 @@ def boot_numbers(text):
     if m:
         nums["records"], nums["pages"], nums["groups"] = map(int, m.groups())
     m = re.search(r"boot update time = (\d+)", text)
-    if m:
+    if m and int(m.group(1)):
         nums["boot_update_ns"] = int(m.group(1))
     return nums
 
@@ -57,7 +72,11 @@ def summary(values):
     if not values:
         return None
     return {"median": statistics.median(values), "min": min(values),
-            "max": max(values), "n": len(values)}
+            "max": max(values), "n": len(values), "samples": values}
+
+
+def ratio(a, b):
+    return b["median"] / a["median"] if a and b and a["median"] else None
 
 
 def cpu_model():
@@ -71,72 +90,128 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--dir", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--reps", type=int, required=True)
-    ap.add_argument("--calls", type=int, required=True)
-    ap.add_argument("--config", required=True)
-    ap.add_argument("--kernel", required=True)
-    a = ap.parse_args()
+def kernel_build(build, variant):
+    """What identifies one booted kernel: release, its ftrace core options
+    and a hash of the image and of the whole .config."""
+    out = os.path.join(build, f"out-x86_64-{variant}")
+    info = {"variant": variant}
+    try:
+        with open(os.path.join(out, "include/config/kernel.release")) as f:
+            info["release"] = f.read().strip()
+        with open(os.path.join(out, ".config"), "rb") as f:
+            cfg = f.read()
+        info["config_sha256"] = hashlib.sha256(cfg).hexdigest()
+        info["ftrace_rust_core"] = [l for l in cfg.decode(errors="replace").splitlines()
+                                    if "FTRACE_RUST_CORE" in l]
+        with open(os.path.join(out, "arch/x86/boot/bzImage"), "rb") as f:
+            info["image_sha256"] = hashlib.sha256(f.read()).hexdigest()
+    except OSError as e:
+        info["error"] = str(e)
+    return info
 
+
+def fmt(x, scale=1.0, prec=1):
+    if not x:
+        return "n/a"
+    m, lo, hi = x["median"] / scale, x["min"] / scale, x["max"] / scale
+    if lo == hi:
+        return f"{m:.{prec}f} (all {x['n']} equal)"
+    return f"{m:.{prec}f} ({lo:.{prec}f}-{hi:.{prec}f})"
+
+
+def fr(r):
+    return f"{r:.3f}" if r is not None else "n/a"
+
+
+def report(a):
+    variants = a.variants.split()
     runs = {}
-    for v in ("stock", "rust"):
-        runs[v] = [parse_log(p) for p in sorted(glob.glob(os.path.join(a.dir, "logs", f"{v}-*.log")))]
+    for v in variants:
+        logs = sorted(glob.glob(os.path.join(a.dir, "logs", f"{v}-*.log")))
+        runs[v] = [parse_log(p) for p in logs]
         if not runs[v]:
             sys.exit(f"no logs for {v} in {a.dir}/logs")
-
-    rows = sorted({k for r in runs["stock"] + runs["rust"] for k in r["ops"]})
+    secs = {}
+    for v in variants:
+        vals = []
+        for p in sorted(glob.glob(os.path.join(a.dir, "logs", f"{v}-*.secs"))):
+            with open(p) as f:
+                vals.append(int(f.read().strip() or 0))
+        secs[v] = summary(vals)
+    base, other = variants[0], variants[-1]
+    icount = a.clock.startswith("icount")
+    unit = "guest instructions (icount: 1 ns = 1 instruction)" if icount else "ns (TCG wall clock)"
+    allruns = [r for v in variants for r in runs[v]]
+    rows = sorted({k for r in allruns for k in r["ops"]})
+    qemu = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True,
+                          text=True).stdout.splitlines()[0:1]
     result = {
         "machine": {"cpu_model": cpu_model(), "cpus": os.cpu_count(),
                     "host_kernel": platform.release()},
-        "accelerator": "QEMU TCG (thread=single), -cpu max -smp 2 -m 2G",
-        "qemu": subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True,
-                               text=True).stdout.splitlines()[0:1],
+        "accelerator": f"QEMU TCG (thread=single), -cpu max -smp {os.environ.get('RFT_SMP', '2')}"
+                       f" -m {os.environ.get('RFT_MEM', '2G')}",
+        "clock": a.clock,
+        "unit": unit,
+        "qemu": qemu,
+        "qemu_args": a.qemu_args.split(),
         "kernel": f"linux-source-7.2 {a.kernel}",
+        "kernel_builds": {v: kernel_build(a.build, v) for v in variants},
+        "project_commit": a.commit,
         "config": open(a.config).read().splitlines(),
-        "reps": a.reps, "calls_per_row": a.calls,
+        "variants": variants,
+        "ratio": f"{other}/{base}" if len(variants) > 1 else "none (one kernel)",
+        "reps": a.reps, "calls_per_row": a.calls, "patch_reps": a.patch_reps,
         "ops_ns_per_call": [], "patching_us": {}, "boot": {},
+        "guest_clock": {v: sorted({r["clock"] for r in runs[v] if r["clock"]}) for v in variants},
+        "wall_seconds_per_boot": secs,
     }
+    u = "instructions" if icount else "ns"
     print(f"# rftrace bench: {result['machine']['cpu_model']}, {os.cpu_count()} CPUs, "
-          f"{result['accelerator']}, kernel {result['kernel']}, {a.reps} alternating runs each")
-    print("# TCG figures: absolute times are an emulator's; read the ratios.")
+          f"{result['accelerator']}, kernel {result['kernel']}, "
+          f"{a.reps} alternating run(s) of {', '.join(variants)}")
+    print(f"# clock: {a.clock}")
+    if icount:
+        print("# TCG with QEMU's instruction counter: guest-side times are guest instruction counts.")
+    else:
+        print("# TCG figures: absolute times are an emulator's; read the ratios.")
     print()
-    print("| relevant | irrelevant | save_regs | stock ns/call (min-max) | Rust ns/call (min-max) | Rust/C |")
-    print("|---:|---:|---:|---|---|---:|")
+    cols = " | ".join(f"{v} {u}/call (min-max)" for v in variants)
+    print(f"| relevant | irrelevant | save_regs | {cols} | {result['ratio']} |")
+    print("|---:|---:|---:|" + "---|" * len(variants) + "---:|")
     for key in rows:
-        s = summary([r["ops"].get(key) for r in runs["stock"]])
-        r = summary([x["ops"].get(key) for x in runs["rust"]])
-        ratio = (r["median"] / s["median"]) if s and r and s["median"] else None
-        result["ops_ns_per_call"].append({"relevant": key[0], "irrelevant": key[1],
-                                          "save_regs": key[2], "stock": s, "rust": r,
-                                          "ratio": ratio})
-        fmt = lambda x: f"{x['median']:.1f} ({x['min']:.1f}-{x['max']:.1f})" if x else "n/a"
-        print(f"| {key[0]} | {key[1]} | {key[2]} | {fmt(s)} | {fmt(r)} | "
-              f"{ratio:.2f} |" if ratio else f"| {key[0]} | {key[1]} | {key[2]} | {fmt(s)} | {fmt(r)} | n/a |")
+        s = {v: summary([r["ops"].get(key) for r in runs[v]]) for v in variants}
+        rt = ratio(s[base], s[other]) if len(variants) > 1 else None
+        entry = {"relevant": key[0], "irrelevant": key[1], "save_regs": key[2], "ratio": rt}
+        entry.update(s)
+        result["ops_ns_per_call"].append(entry)
+        cells = " | ".join(fmt(s[v], prec=2 if icount else 1) for v in variants)
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {cells} | {fr(rt)} |")
     print()
-    print("| patching | sites | stock on / off ms (median) | Rust on / off ms (median) | Rust/C on, off |")
-    print("|---|---:|---|---|---|")
+    pu = "M instructions" if icount else "ms"
+    print(f"| patching | sites | " + " | ".join(f"{v} on / off {pu} (median)" for v in variants)
+          + f" | {result['ratio']} on, off |")
+    print("|---|---:|" + "---|" * len(variants) + "---|")
     for kind in ("patch_all", "patch_1000"):
         entry = {}
-        for v in ("stock", "rust"):
+        for v in variants:
             samples = [x for r in runs[v] for x in r[kind]]
             entry[v] = {"sites": samples[0][0] if samples else None,
                         "on_us": summary([x[1] for x in samples]),
                         "off_us": summary([x[2] for x in samples])}
+        b, o = entry[base], entry[other]
+        entry["ratio_on"] = ratio(b["on_us"], o["on_us"]) if len(variants) > 1 else None
+        entry["ratio_off"] = ratio(b["off_us"], o["off_us"]) if len(variants) > 1 else None
         result["patching_us"][kind] = entry
-        s, r = entry["stock"], entry["rust"]
-        if s["on_us"] and r["on_us"]:
-            print(f"| {kind} | {s['sites']} | {s['on_us']['median'] / 1000:.1f} / "
-                  f"{s['off_us']['median'] / 1000:.1f} | {r['on_us']['median'] / 1000:.1f} / "
-                  f"{r['off_us']['median'] / 1000:.1f} | "
-                  f"{r['on_us']['median'] / s['on_us']['median']:.2f}, "
-                  f"{r['off_us']['median'] / s['off_us']['median']:.2f} |")
+        if b["on_us"]:
+            cells = " | ".join(f"{fmt(entry[v]['on_us'], 1000)} / {fmt(entry[v]['off_us'], 1000)}"
+                               for v in variants)
+            print(f"| {kind} | {b['sites']} | {cells} | {fr(entry['ratio_on'])}, "
+                  f"{fr(entry['ratio_off'])} |")
     print()
-    print("| boot | records | pages | groups | bytes per record | boot update ms (median) |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for v in ("stock", "rust"):
+    bu = "M instructions" if icount else "ms"
+    print(f"| boot | records | pages | groups | bytes per record | boot update {bu} (min-max) |")
+    print("|---|---:|---:|---:|---:|---|")
+    for v in variants:
         nums = [boot_numbers(r["boot"]) for r in runs[v]]
         upd = summary([n.get("boot_update_ns") for n in nums])
         n0 = nums[0] if nums else {}
@@ -145,11 +220,103 @@ def main():
                              "groups": n0.get("groups"), "bytes_per_record": per,
                              "boot_update_ns": upd}
         print(f"| {v} | {n0.get('records')} | {n0.get('pages')} | {n0.get('groups')} | "
-              f"{per:.1f} | {upd['median'] / 1e6:.1f} |" if per and upd else f"| {v} | n/a |")
+              f"{per:.1f} | {fmt(upd, 1e6, 3)} |" if per else f"| {v} | n/a |")
+    if len(variants) > 1:
+        result["boot"]["ratio_update"] = ratio(result["boot"][base]["boot_update_ns"],
+                                               result["boot"][other]["boot_update_ns"])
+        print(f"\nboot update {result['ratio']}: {fr(result['boot']['ratio_update'])}")
     with open(a.out, "w") as f:
         json.dump(result, f, indent=1)
     print()
     print(f"results: {a.out}")
+
+
+def check(path):
+    """Every field present and of the right shape; nothing about speed."""
+    errs = []
+    try:
+        with open(path) as f:
+            d = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"bench check: {path}: {e}")
+    for k in TOP_FIELDS:
+        if k not in d:
+            errs.append(f"missing field {k}")
+    for k in ("cpu_model", "cpus", "host_kernel"):
+        if not d.get("machine", {}).get(k):
+            errs.append(f"missing machine.{k}")
+    variants = d.get("variants") or []
+    if not variants:
+        errs.append("no variants")
+    if not d.get("ops_ns_per_call"):
+        errs.append("no ftrace-ops rows")
+
+    def summ(s, where):
+        if not isinstance(s, dict):
+            errs.append(f"{where}: no measurement")
+            return
+        for k in SUMMARY_FIELDS:
+            if k not in s:
+                errs.append(f"{where}: missing {k}")
+        if not (isinstance(s.get("median"), (int, float)) and s["median"] > 0):
+            errs.append(f"{where}: median not a positive number")
+
+    for row in d.get("ops_ns_per_call", []):
+        where = f"row {row.get('relevant')}:{row.get('irrelevant')} regs={row.get('save_regs')}"
+        for k in ROW_FIELDS:
+            if k not in row:
+                errs.append(f"{where}: missing {k}")
+        for v in variants:
+            summ(row.get(v), f"{where} {v}")
+        if len(variants) > 1 and not isinstance(row.get("ratio"), (int, float)):
+            errs.append(f"{where}: no ratio")
+    if d.get("patch_reps", 0) > 0:
+        for kind in ("patch_all", "patch_1000"):
+            for v in variants:
+                e = d.get("patching_us", {}).get(kind, {}).get(v, {})
+                if not e.get("sites"):
+                    errs.append(f"{kind} {v}: no sites")
+                summ(e.get("on_us"), f"{kind} {v} on")
+                summ(e.get("off_us"), f"{kind} {v} off")
+    for v in variants:
+        b = d.get("boot", {}).get(v, {})
+        for k in ("records", "pages", "groups", "bytes_per_record"):
+            if not b.get(k):
+                errs.append(f"boot {v}: missing {k}")
+        summ(b.get("boot_update_ns"), f"boot {v} update")
+        if not d.get("kernel_builds", {}).get(v, {}).get("image_sha256"):
+            errs.append(f"kernel_builds {v}: no image hash")
+    if errs:
+        print("\n".join(f"bench check: {e}" for e in errs), file=sys.stderr)
+        sys.exit(1)
+    print(f"bench check: {path}: every field present ({len(d['ops_ns_per_call'])} rows, "
+          f"{len(variants)} kernel(s), clock: {d['clock']})")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--check", metavar="FILE")
+    ap.add_argument("--dir")
+    ap.add_argument("--out")
+    ap.add_argument("--variants", default="stock rust")
+    ap.add_argument("--reps", type=int)
+    ap.add_argument("--calls", type=int)
+    ap.add_argument("--patch-reps", type=int, default=3)
+    ap.add_argument("--config")
+    ap.add_argument("--kernel", default="unknown")
+    ap.add_argument("--clock", default="guest clock (TSC), TCG wall-clock time")
+    ap.add_argument("--qemu-args", default="")
+    ap.add_argument("--commit", default="unknown")
+    ap.add_argument("--build", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                    "..", "build"))
+    a = ap.parse_args()
+    if a.check:
+        check(a.check)
+        return
+    for k in ("dir", "out", "reps", "calls", "config"):
+        if getattr(a, k) is None:
+            ap.error(f"--{k} is required")
+    report(a)
 
 
 if __name__ == "__main__":
