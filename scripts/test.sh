@@ -121,6 +121,21 @@ want=$(ls "$top"/selftests/rftrace/*.tc | wc -l)
 [ $((p + f)) -eq "$want" ] || f=$((f + want - p - f))
 account "guest selftests/rftrace" "$p" "$f"
 
+# Guest benchmark (scripts/bench.sh), once at tiny sizes so that it cannot
+# rot: nothing about speed is asserted, only that it ran and wrote a results
+# file with every field (bench-report.py --check).  About 2 minutes.
+if [ "${RFT_ARCH:-x86_64}" = x86_64 ]; then
+step "guest: bench smoke (bench.sh --icount at tiny sizes, $variant kernel)"
+blog=$BUILD/bench-smoke-guest.log
+if "$top/scripts/bench.sh" --no-build --variants "$variant" --reps 1 --calls 100 \
+	--rows 1:0 --patch-reps 1 --icount --out "$BUILD/bench-smoke/results.json" \
+	>"$blog" 2>&1; then
+	account "guest bench smoke" 1 0
+else
+	tail -20 "$blog"; account "guest bench smoke" 0 1
+fi
+fi
+
 # 5. Upstream ftracetest against the stock kernel's results.
 if [ $run_ftracetest = 1 ]; then
 	step "guest: upstream ftracetest (long)"
