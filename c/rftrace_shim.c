@@ -2,11 +2,11 @@
 /*
  * Thin C shim of the Rust dynamic ftrace core.
  *
- * It provides the x86 arch hooks that kernel/trace/ftrace.c calls and
- * forwards them to Rust, and it holds the few things Rust cannot express
- * directly: the text_mutex bracket, the choice between early and batched
- * text poking (text_poke_early() is __init), the ftrace_expected buffer for
- * ftrace_bug(), and the debugfs file with the core's counters.
+ * The part common to the architectures: what the Rust core asks of C (the
+ * shared callers, the direct-call table, text ranges, reports in the
+ * kernel's own words, the ftrace_expected buffer for ftrace_bug()) and the
+ * debugfs file with the core's counters.  The arch hooks are in
+ * rftrace_shim_<arch>.c.
  *
  * This file is built without the ftrace instrumentation (see Kbuild).
  */
@@ -24,104 +24,17 @@
 #include <linux/string.h>
 
 #include <asm/ftrace.h>
-#include <asm/text-patching.h>
 
 #include "../include/rftrace.h"
 
 /* The Rust side checks the same layout against its bindings. */
 static_assert(sizeof(struct dyn_ftrace) == 2 * sizeof(unsigned long));
 static_assert(offsetof(struct dyn_ftrace, flags) == sizeof(unsigned long));
-static_assert(MCOUNT_INSN_SIZE == 5);
 /* rust/kenv.rs fills the scan counts in this order (its SCAN_COUNTS). */
 static_assert(RFTRACE_SCAN_NR == 8);
 
-/* Set between prepare and post-process: the text is live, poke in batches. */
-static bool rftrace_poke_late;
-
 /* What ftrace_bug() prints as "expected" for the last refused site. */
 static u8 rftrace_expected[MCOUNT_INSN_SIZE];
-
-void ftrace_arch_code_modify_prepare(void)
-	__acquires(&text_mutex)
-{
-	/* Keep module loading and live patching off the text meanwhile. */
-	mutex_lock(&text_mutex);
-	rftrace_poke_late = true;
-}
-
-void ftrace_arch_code_modify_post_process(void)
-	__releases(&text_mutex)
-{
-	rftrace_finish();
-	rftrace_poke_late = false;
-	mutex_unlock(&text_mutex);
-}
-
-int ftrace_make_nop(struct module *mod, struct dyn_ftrace *rec,
-		    unsigned long addr)
-{
-	return rftrace_make_nop(rec, addr, addr == MCOUNT_ADDR);
-}
-
-int ftrace_make_call(struct dyn_ftrace *rec, unsigned long addr)
-{
-	return rftrace_make_call(rec, addr);
-}
-
-int ftrace_modify_call(struct dyn_ftrace *rec, unsigned long old_addr,
-		       unsigned long addr)
-{
-	return rftrace_modify_call(rec, old_addr, addr);
-}
-
-void ftrace_replace_code(int mod_flags)
-{
-	/* x86 never asks for FTRACE_MODIFY_MAY_SLEEP_FL: bit 0 is "enable". */
-	rftrace_replace_code(mod_flags & 1);
-}
-
-int ftrace_update_ftrace_func(ftrace_func_t func)
-{
-	int ret;
-
-	ret = rftrace_update_call((unsigned long)&ftrace_call, (unsigned long)func);
-	if (!ret)
-		ret = rftrace_update_call((unsigned long)&ftrace_regs_call,
-					  (unsigned long)func);
-	return ret;
-}
-
-void arch_ftrace_update_code(int command)
-{
-	/* INT3 batching makes live patching safe: no stop_machine(). */
-	ftrace_modify_all_code(command);
-}
-
-/*
- * Marked __ref: text_poke_early() is __init, and it is only reached before
- * the text is live (boot, or a module that is still being loaded).
- */
-bool __ref rftrace_shim_poke(unsigned long ip, const u8 *insn)
-{
-	if (rftrace_poke_late) {
-		smp_text_poke_batch_add((void *)ip, insn, MCOUNT_INSN_SIZE, NULL);
-		return true;
-	}
-	text_poke_early((void *)ip, insn, MCOUNT_INSN_SIZE);
-	return false;
-}
-
-void rftrace_shim_poke_single(unsigned long ip, const u8 *insn)
-{
-	lockdep_assert_held(&text_mutex);
-	smp_text_poke_single((void *)ip, insn, MCOUNT_INSN_SIZE, NULL);
-}
-
-void rftrace_shim_poke_finish(void)
-{
-	lockdep_assert_held(&text_mutex);
-	smp_text_poke_batch_finish();
-}
 
 void rftrace_shim_refuse(struct dyn_ftrace *rec, const u8 *expected,
 			 const u8 *actual)

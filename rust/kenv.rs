@@ -1,28 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The kernel side of [`Env`]: raw record access, text reads and the C shim.
+//! The kernel side of the core, common to the architectures: raw record
+//! and ops access, the ops-list walk, the call-site list, and the kernel's
+//! C logic for the shadow mode.
 //!
-//! This is one of the two leaf modules with `unsafe` code (the other is the
-//! C entry points in `rftrace.rs`). Everything above it works on values.
+//! A leaf module with `unsafe` code, like the per-architecture ones
+//! (`kx86.rs`) and the C entry points in `rftrace.rs`. Everything above
+//! them works on values.
 
 use core::ptr::NonNull;
 
 use kernel::{
     bindings,
-    error::code::{
-        EFAULT,
-        EINVAL,
-        ERANGE, //
-    },
     ffi::{
         c_char,
         c_int,
-        c_ulong,
-        c_void, //
-    },
-    sync::atomic::{
-        Atomic,
-        Relaxed, //
+        c_ulong, //
     }, //
 };
 
@@ -30,10 +23,6 @@ use crate::rfcore::{
     account::{
         OpsProps,
         Others, //
-    },
-    driver::{
-        Env,
-        Failure, //
     },
     flags::RecFlags,
     record::{
@@ -52,12 +41,6 @@ use crate::rfcore::{
         Report,
         Skip,
         Text, //
-    },
-    x86::{
-        decode,
-        encode_call,
-        Decoded,
-        INSN_SIZE, //
     }, //
 };
 
@@ -67,7 +50,6 @@ const _: () = assert!(core::mem::size_of::<bindings::dyn_ftrace>() == 16);
 const _: () = assert!(core::mem::size_of::<c_ulong>() == core::mem::size_of::<u64>());
 const _: () = assert!(core::mem::offset_of!(bindings::dyn_ftrace, ip) == 0);
 const _: () = assert!(core::mem::offset_of!(bindings::dyn_ftrace, flags) == 8);
-const _: () = assert!(bindings::MCOUNT_INSN_SIZE as usize == INSN_SIZE);
 
 // The flag bits and update codes are the kernel's.
 const _: () = {
@@ -111,11 +93,6 @@ pub(crate) fn c_word(x: u64) -> c_ulong {
 // bindings), so `struct dyn_ftrace` is two words: pointers to it are fine.
 #[allow(improper_ctypes)]
 extern "C" {
-    fn rftrace_shim_poke(ip: c_ulong, insn: *const u8) -> bool;
-    fn rftrace_shim_poke_finish();
-    fn rftrace_shim_poke_single(ip: c_ulong, insn: *const u8);
-    fn rftrace_shim_refuse(rec: *mut bindings::dyn_ftrace, expected: *const u8, actual: *const u8);
-    fn rftrace_shim_bug(err: c_int, rec: *mut bindings::dyn_ftrace);
     fn ftrace_c_check_record(rec: *mut bindings::dyn_ftrace, enable: bool, update: bool) -> c_int;
     fn ftrace_c_rec_account(
         rec: *mut bindings::dyn_ftrace,
@@ -219,205 +196,6 @@ pub(crate) fn set_bug_type(bug: BugType) {
     unsafe {
         core::ptr::addr_of_mut!(bindings::ftrace_bug_type).write(bug as bindings::ftrace_bug_type)
     };
-}
-
-/// The errno the kernel's hooks return for a failure.
-pub(crate) fn errno(failure: &Failure) -> c_int {
-    match failure {
-        Failure::Fault => EFAULT.to_errno(),
-        Failure::Mismatch(_) => EINVAL.to_errno(),
-        Failure::Encode(_) => ERANGE.to_errno(),
-    }
-}
-
-/// Logs why a site was refused, and hands the expected bytes to
-/// `ftrace_bug()`.
-pub(crate) fn explain(rec: Rec, failure: &Failure) {
-    match failure {
-        Failure::Mismatch(m) => {
-            // SAFETY: `rec` is a live record; both buffers are `INSN_SIZE`
-            // bytes, which is what the shim reads.
-            unsafe { rftrace_shim_refuse(rec.as_ptr(), m.expected.as_ptr(), m.actual.as_ptr()) };
-        }
-        Failure::Encode(e) => {
-            kernel::pr_err!("cannot encode the call at {:#x}: {:?}\n", rec.ip(), e);
-        }
-        Failure::Fault => {
-            kernel::pr_err!("reading the call site at {:#x} faulted\n", rec.ip());
-        }
-    }
-}
-
-/// The kernel as the drivers see it.
-///
-/// # Invariants
-///
-/// Only created by the C entry points, which run under `ftrace_lock` (or in
-/// early boot or module load), so the single record iterator of the kernel
-/// and the records are ours while it lives.
-pub(crate) struct KernelEnv {
-    _private: (),
-}
-
-/// Writes handed to the batching engine that are not live yet.
-///
-/// The single-site hooks queue writes that the arch post-process makes live;
-/// this tells [`finish_pending`] whether that is a batch worth counting.
-static PENDING: Atomic<u64> = Atomic::new(0);
-
-/// Makes the queued writes live; returns true if there were any.
-pub(crate) fn finish_pending() -> bool {
-    let had = PENDING.xchg(0, Relaxed) != 0;
-    // SAFETY: called from the arch post-process hook, with text_mutex held.
-    unsafe { rftrace_shim_poke_finish() };
-    had
-}
-
-impl KernelEnv {
-    /// Creates the environment.
-    ///
-    /// # Safety
-    ///
-    /// The caller holds `ftrace_lock` or is in early boot / module load.
-    pub(crate) unsafe fn new() -> Self {
-        KernelEnv { _private: () }
-    }
-}
-
-impl KernelEnv {
-    fn cursor(
-        iter: *mut bindings::ftrace_rec_iter,
-    ) -> Option<(NonNull<bindings::ftrace_rec_iter>, Rec)> {
-        let iter = NonNull::new(iter)?;
-        // SAFETY: `iter` is a valid position of the kernel's iterator, used
-        // under ftrace_lock (type invariants).
-        let ptr = unsafe { bindings::ftrace_rec_iter_record(iter.as_ptr()) };
-        // SAFETY: the record of a valid position is a live record of the
-        // table, serialised by the same lock.
-        let rec = unsafe { Rec::from_raw(ptr) }?;
-        Some((iter, rec))
-    }
-}
-
-impl Env for KernelEnv {
-    type Rec = Rec;
-    /// The kernel's iterator and the record it points at.
-    type Cursor = (NonNull<bindings::ftrace_rec_iter>, Rec);
-
-    fn first(&mut self) -> Option<Self::Cursor> {
-        // SAFETY: we hold ftrace_lock (type invariants), which protects the
-        // kernel's single static iterator.
-        let iter = unsafe { bindings::ftrace_rec_iter_start() };
-        Self::cursor(iter)
-    }
-
-    fn next(&mut self, at: Self::Cursor) -> Option<Self::Cursor> {
-        // SAFETY: `at.0` came from `first()`/`next()` under the same lock.
-        let iter = unsafe { bindings::ftrace_rec_iter_next(at.0.as_ptr()) };
-        Self::cursor(iter)
-    }
-
-    fn record(&self, at: Self::Cursor) -> Rec {
-        at.1
-    }
-
-    fn ip(&self, rec: Rec) -> u64 {
-        rec.ip()
-    }
-
-    fn flags(&self, rec: Rec) -> RecFlags {
-        rec.flags()
-    }
-
-    fn store_flags(&mut self, rec: Rec, flags: RecFlags) {
-        rec.set_flags(flags)
-    }
-
-    fn addr_new(&mut self, rec: Rec) -> u64 {
-        // SAFETY: we hold ftrace_lock (type invariants).
-        unsafe { crate::choose_target(rec, true) }
-    }
-
-    fn addr_curr(&mut self, rec: Rec) -> u64 {
-        // SAFETY: we hold ftrace_lock (type invariants).
-        unsafe { crate::choose_target(rec, false) }
-    }
-
-    fn jmp_bit(&self) -> bool {
-        cfg!(CONFIG_DYNAMIC_FTRACE_WITH_JMP)
-    }
-
-    fn read(&mut self, ip: u64) -> Result<[u8; INSN_SIZE], Failure> {
-        let mut buf = [0u8; INSN_SIZE];
-        // SAFETY: `buf` is a writable buffer of INSN_SIZE bytes; the kernel
-        // function checks the source address and returns an error instead of
-        // faulting.
-        let ret = unsafe {
-            bindings::copy_from_kernel_nofault(
-                buf.as_mut_ptr().cast::<c_void>(),
-                ip as usize as *const c_void,
-                INSN_SIZE,
-            )
-        };
-        if ret == 0 {
-            Ok(buf)
-        } else {
-            Err(Failure::Fault)
-        }
-    }
-
-    fn queue(&mut self, ip: u64, insn: &[u8; INSN_SIZE]) {
-        // SAFETY: the drivers only queue a write at a call site whose
-        // current bytes they have just verified, with a 5-byte instruction;
-        // text_mutex is held whenever the text is live (prepare/post).
-        let queued = unsafe { rftrace_shim_poke(c_word(ip), insn.as_ptr()) };
-        if queued {
-            PENDING.add(1, Relaxed);
-        }
-    }
-
-    fn flush(&mut self) {
-        // SAFETY: called between prepare and post-process, with text_mutex
-        // held, as the batching engine requires.
-        unsafe { rftrace_shim_poke_finish() };
-        PENDING.store(0, Relaxed);
-    }
-
-    fn report(&mut self, rec: Rec, update: Update, failure: Failure) {
-        set_bug_type(update.bug_type());
-        explain(rec, &failure);
-        // SAFETY: `rec` is a live record; ftrace_bug() prints it and stops
-        // ftrace (ftrace_kill()), it does not free anything.
-        unsafe { rftrace_shim_bug(errno(&failure), rec.as_ptr()) };
-    }
-}
-
-/// Re-points a callback call in a trampoline; see `rftrace_update_call()`.
-///
-/// Returns the errno to give back to C on failure.
-pub(crate) fn update_callback_call(ip: u64, func: u64) -> Result<(), c_int> {
-    let mut env = KernelEnv { _private: () };
-    let old = env.read(ip).map_err(|f| {
-        kernel::pr_err!("reading the trampoline call at {:#x} faulted\n", ip);
-        errno(&f)
-    })?;
-    if !matches!(decode(ip, &old), Decoded::Call(_)) {
-        kernel::pr_err!(
-            "refusing to re-point the trampoline call at {:#x}: found {:02x?}, not a call\n",
-            ip,
-            old
-        );
-        return Err(EINVAL.to_errno());
-    }
-    let new = encode_call(ip, func, false).map_err(|e| {
-        kernel::pr_err!("cannot encode the trampoline call at {:#x}: {:?}\n", ip, e);
-        ERANGE.to_errno()
-    })?;
-    // SAFETY: `ip` is a call instruction in an ftrace trampoline (checked
-    // above), `new` is a 5-byte call; the callers hold text_mutex, which
-    // `smp_text_poke_single()` needs.
-    unsafe { rftrace_shim_poke_single(c_word(ip), new.as_ptr()) };
-    Ok(())
 }
 
 /// An `ftrace_ops` that is being added to or removed from records.

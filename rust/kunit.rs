@@ -176,12 +176,12 @@ mod tests {
         let failures = crate::STATS.failures.load(Relaxed);
         // The Rust hook reads the site, finds no NOP and refuses, before
         // any write is attempted.
-        let ret = crate::rftrace_make_call(&mut rec, target);
+        let ret = crate::kx86::rftrace_make_call(&mut rec, target);
         assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
         assert_eq!(site, [0xcc, 0x90, 0x90, 0x90, 0x90]);
         assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
         // The same for making a NOP out of a call that is not there.
-        let ret = crate::rftrace_make_nop(&mut rec, target, false);
+        let ret = crate::kx86::rftrace_make_nop(&mut rec, target, false);
         assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
         assert_eq!(site, [0xcc, 0x90, 0x90, 0x90, 0x90]);
     }

@@ -33,9 +33,10 @@ pub mod rfcore;
 mod kenv;
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
 mod kunit;
+#[cfg(CONFIG_X86_64)]
+mod kx86;
 
 use kenv::{
-    KernelEnv,
     KernelOthers,
     Ops,
     Rec, //
@@ -46,11 +47,7 @@ use rfcore::{
         AccountError,
         CallOps, //
     },
-    driver::{
-        self,
-        Counts,
-        Target, //
-    },
+    driver::Counts,
     record::{
         decide,
         Decision,
@@ -408,155 +405,6 @@ pub unsafe extern "C" fn rftrace_check_record(
     }
     kenv::set_bug_type(decision.update.bug_type());
     decision.update as c_int
-}
-
-/// `__ftrace_replace_code()`: update one record and its text.
-///
-/// # Safety
-///
-/// As for [`rftrace_check_record`].
-#[no_mangle]
-pub unsafe extern "C" fn rftrace_replace_one(
-    rec: *mut bindings::dyn_ftrace,
-    enable: bool,
-) -> c_int {
-    // SAFETY: the caller's contract is `Rec::from_raw()`'s.
-    let Some(rec) = (unsafe { Rec::from_raw(rec) }) else {
-        return 0;
-    };
-    // SAFETY: the caller holds ftrace_lock.
-    let mut env = unsafe { KernelEnv::new() };
-    let mut counts = Counts::default();
-    let update = decide(rec.flags(), enable).update;
-    let result = driver::replace_one(&mut env, rec, enable, &mut counts);
-    STATS.one_shot.add(1, Relaxed);
-    STATS.add(&counts);
-    // What a failure is reported as, by the caller's ftrace_bug().
-    kenv::set_bug_type(update.bug_type());
-    match result {
-        Ok(_) => 0,
-        Err(failure) => {
-            kenv::explain(rec, &failure);
-            kenv::errno(&failure)
-        }
-    }
-}
-
-/// The x86 `ftrace_replace_code()`: verify every change, then patch in batches.
-#[no_mangle]
-pub extern "C" fn rftrace_replace_code(enable: bool) {
-    // SAFETY: only called from ftrace_modify_all_code(), under ftrace_lock
-    // and text_mutex (arch prepare).
-    let mut env = unsafe { KernelEnv::new() };
-    let mut counts = Counts::default();
-    // A failure has been reported (ftrace_bug() disables ftrace) already.
-    let _ = driver::replace_batched(&mut env, enable, &mut counts);
-    STATS.passes.add(1, Relaxed);
-    STATS.add(&counts);
-}
-
-/// Runs one of the single-site hooks and turns its outcome into an errno.
-fn single(
-    rec: *mut bindings::dyn_ftrace,
-    op: impl FnOnce(&mut KernelEnv, Rec) -> Result<(), driver::Failure>,
-) -> c_int {
-    // SAFETY: the arch hooks are called by ftrace.c on records of the table,
-    // under ftrace_lock or during boot / module load.
-    let Some(rec) = (unsafe { Rec::from_raw(rec) }) else {
-        return kernel::error::code::EINVAL.to_errno();
-    };
-    // SAFETY: as above.
-    let mut env = unsafe { KernelEnv::new() };
-    match op(&mut env, rec) {
-        Ok(()) => 0,
-        Err(failure) => {
-            STATS.failures.add(1, Relaxed);
-            kenv::explain(rec, &failure);
-            kenv::errno(&failure)
-        }
-    }
-}
-
-/// `ftrace_make_call()`.
-///
-/// As in the kernel, the record has been updated already: its `DIRECT_EN`
-/// says whether `addr` is a direct-call trampoline.
-#[no_mangle]
-pub extern "C" fn rftrace_make_call(rec: *mut bindings::dyn_ftrace, addr: c_ulong) -> c_int {
-    single(rec, |env, rec| {
-        driver::make_call(env, rec, Target::of(kenv::word(addr), rec.flags()))
-    })
-}
-
-/// `ftrace_make_nop()`; `init` for the boot / module-load conversion of the
-/// compiler's call to `__fentry__`.
-#[no_mangle]
-pub extern "C" fn rftrace_make_nop(
-    rec: *mut bindings::dyn_ftrace,
-    addr: c_ulong,
-    init: bool,
-) -> c_int {
-    // Only reached for the compiler's `call __fentry__` (`init`): the
-    // generic updates come through `rftrace_replace_one()`.
-    let old = Target {
-        addr: kenv::word(addr),
-        direct: false,
-    };
-    let ret = single(rec, |env, rec| driver::make_nop(env, rec, old));
-    if ret == 0 && init {
-        STATS.init_nops.add(1, Relaxed);
-    }
-    ret
-}
-
-/// `ftrace_modify_call()`.
-///
-/// Not reached on x86 (the generic updates come through
-/// `rftrace_replace_one()`); the record is updated already, so only the new
-/// target's kind is known, and the old one is taken as the same kind.
-#[no_mangle]
-pub extern "C" fn rftrace_modify_call(
-    rec: *mut bindings::dyn_ftrace,
-    old: c_ulong,
-    new: c_ulong,
-) -> c_int {
-    single(rec, |env, rec| {
-        let new = Target::of(kenv::word(new), rec.flags());
-        let old = Target {
-            addr: kenv::word(old),
-            direct: new.direct,
-        };
-        driver::modify_call(env, rec, old, new)
-    })
-}
-
-/// Re-points the callback call at `ip` in an ftrace trampoline (the
-/// `ftrace_call` / `ftrace_regs_call` sites of the shared callers, and the
-/// call in an ops' own trampoline) to the C function `func`.
-///
-/// The site must hold a `CALL rel32`; anything else is refused and left
-/// alone. `func` is a plain C function, so bit 0 of its address is part of
-/// the address, never the direct-call "jump" bit: with GCC 12 at `-Os` C
-/// functions start at odd addresses, and reading that bit as "jump" (as
-/// the kernel's `ftrace_call_replace()` does) writes a `JMP` to the byte
-/// before the function.
-#[no_mangle]
-pub extern "C" fn rftrace_update_call(ip: c_ulong, func: c_ulong) -> c_int {
-    match kenv::update_callback_call(kenv::word(ip), kenv::word(func)) {
-        Ok(()) => 0,
-        Err(e) => {
-            STATS.failures.add(1, Relaxed);
-            e
-        }
-    }
-}
-
-/// Arch post-process: make the writes queued by the single-site hooks live.
-#[no_mangle]
-pub extern "C" fn rftrace_finish() {
-    if kenv::finish_pending() {
-        STATS.batches.add(1, Relaxed);
-    }
 }
 
 /// Counter `idx` for the debugfs file.

@@ -67,8 +67,8 @@ else
 	echo "rustfmt: formatting differs (run rustfmt on rust/*.rs)"; f=$((f + 1))
 fi
 cp_log=$BUILD/checkpatch.log
-if perl "$SRC/scripts/checkpatch.pl" --no-tree -q -f "$top/c/rftrace_shim.c" \
-	"$top/include/rftrace.h" >"$cp_log" 2>&1 &&
+if perl "$SRC/scripts/checkpatch.pl" --no-tree -q -f "$top"/c/*.c \
+	"$top"/include/*.h >"$cp_log" 2>&1 &&
    (cd "$top/patches" && for x in *.patch; do
 	perl "$SRC/scripts/checkpatch.pl" --no-tree -q "$x" || exit 1; done) >>"$cp_log" 2>&1; then
 	p=$((p + 1))
