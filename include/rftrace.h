@@ -54,6 +54,13 @@ struct ftrace_ops *rftrace_find_unique_ops(struct dyn_ftrace *rec);
  */
 void rftrace_scan_locs(struct module *mod, unsigned long *start,
 		       unsigned long *end);
+/* The arm64 call-site hooks; 0, -EFAULT, -EINVAL or -EPERM. */
+int rftrace_arm64_make_call(struct dyn_ftrace *rec, unsigned long addr);
+int rftrace_arm64_modify_call(struct dyn_ftrace *rec, unsigned long old_addr,
+			      unsigned long addr);
+int rftrace_arm64_make_nop(struct module *mod, struct dyn_ftrace *rec,
+			   unsigned long addr);
+int rftrace_arm64_init_nop(struct dyn_ftrace *rec);
 /* Makes the writes queued by the hooks above live (post-process). */
 void rftrace_finish(void);
 /* Counter @idx: stores its name in @name and returns true, or false. */
@@ -79,6 +86,13 @@ void rftrace_shim_bug(int err, struct dyn_ftrace *rec);
 unsigned long rftrace_shim_caller(bool regs);
 /* ftrace_find_rec_direct(), 0 without direct-call support. */
 unsigned long rftrace_shim_direct(unsigned long ip);
+
+/* arm64: one instruction, the ops literal, PLTs, the stub ops. */
+int rftrace_shim_insn_read(unsigned long ip, u32 *insn);
+int rftrace_shim_insn_write(unsigned long ip, u32 insn);
+int rftrace_shim_literal_write(unsigned long addr, unsigned long val);
+unsigned long rftrace_shim_plt(unsigned long ip, struct module *mod);
+unsigned long rftrace_shim_stub_ops(bool list);
 
 /* Text and call-site list checks (rfcore::table). */
 bool rftrace_shim_in_text(struct module *mod, unsigned long addr);

@@ -164,26 +164,7 @@ mod tests {
 
     #[test]
     fn wrong_bytes_are_refused_and_left_alone() {
-        // A fake call site: not the NOP a record in the NOP state implies.
-        let mut site = [0xccu8, 0x90, 0x90, 0x90, 0x90];
-        let ip = site.as_mut_ptr() as usize;
-        let mut rec = bindings::dyn_ftrace {
-            ip,
-            flags: 0,
-            ..Default::default()
-        };
-        let target = ip + 0x1000;
-        let failures = crate::STATS.failures.load(Relaxed);
-        // The Rust hook reads the site, finds no NOP and refuses, before
-        // any write is attempted.
-        let ret = crate::kx86::rftrace_make_call(&mut rec, target);
-        assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
-        assert_eq!(site, [0xcc, 0x90, 0x90, 0x90, 0x90]);
-        assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
-        // The same for making a NOP out of a call that is not there.
-        let ret = crate::kx86::rftrace_make_nop(&mut rec, target, false);
-        assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
-        assert_eq!(site, [0xcc, 0x90, 0x90, 0x90, 0x90]);
+        super::wrong_bytes_are_refused();
     }
 
     #[test]
@@ -294,4 +275,86 @@ mod tests {
         );
         assert_eq!(encode_call(ip, 0, false), Err(EncodeError::NoTarget { ip }));
     }
+}
+
+/// x86: a fake call site that holds an INT3, not the NOP its record says:
+/// the hooks refuse it before any write.
+#[cfg(CONFIG_X86_64)]
+fn wrong_bytes_are_refused() {
+    use kernel::{
+        bindings,
+        sync::atomic::Relaxed, //
+    };
+
+    // A fake call site: not the NOP a record in the NOP state implies.
+    let mut site = [0xccu8, 0x90, 0x90, 0x90, 0x90];
+    let ip = site.as_mut_ptr() as usize;
+    let mut rec = bindings::dyn_ftrace {
+        ip,
+        flags: 0,
+        ..Default::default()
+    };
+    let target = ip + 0x1000;
+    let failures = crate::STATS.failures.load(Relaxed);
+    // The Rust hook reads the site, finds no NOP and refuses, before
+    // any write is attempted.
+    let ret = crate::kx86::rftrace_make_call(&mut rec, target);
+    assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
+    assert_eq!(site, [0xcc, 0x90, 0x90, 0x90, 0x90]);
+    assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
+    // The same for making a NOP out of a call that is not there.
+    let ret = crate::kx86::rftrace_make_nop(&mut rec, target, false);
+    assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
+    assert_eq!(site, [0xcc, 0x90, 0x90, 0x90, 0x90]);
+}
+
+/// arm64: a fake patch site (literal, `MOV X9, LR`, then a `BRK` where the
+/// record says `NOP`): the hooks refuse it before any store, the literal
+/// included.
+#[cfg(CONFIG_ARM64)]
+fn wrong_bytes_are_refused() {
+    use crate::rfcore::arm64::MOV_X9_LR;
+    use kernel::{
+        bindings,
+        sync::atomic::Relaxed, //
+    };
+
+    #[repr(C, align(8))]
+    struct FakeSite {
+        literal: u64,
+        mov: u32,
+        slot: u32,
+    }
+    const BRK: u32 = 0xd420_0000;
+    let mut site = FakeSite {
+        literal: 0x1234,
+        mov: MOV_X9_LR,
+        slot: BRK,
+    };
+    let ip = core::ptr::addr_of_mut!(site.slot) as usize;
+    let mut rec = bindings::dyn_ftrace {
+        ip,
+        flags: (bindings::FTRACE_FL_ENABLED | 1) as usize,
+        ..Default::default()
+    };
+    let target = ip + 0x1000;
+    let failures = crate::STATS.failures.load(Relaxed);
+    let unchanged = |s: &FakeSite| {
+        // SAFETY: reads of our own stack object.
+        unsafe {
+            core::ptr::read_volatile(&s.literal) == 0x1234
+                && core::ptr::read_volatile(&s.mov) == MOV_X9_LR
+                && core::ptr::read_volatile(&s.slot) == BRK
+        }
+    };
+    // SAFETY: a private record; the hook reads the fake site and refuses.
+    let ret = unsafe { crate::karm64::rftrace_arm64_make_call(&mut rec, target) };
+    assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
+    assert!(unchanged(&site));
+    assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
+    // SAFETY: as above.
+    let ret =
+        unsafe { crate::karm64::rftrace_arm64_make_nop(core::ptr::null_mut(), &mut rec, target) };
+    assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
+    assert!(unchanged(&site));
 }

@@ -30,6 +30,8 @@ use kernel::{
 
 pub mod rfcore;
 
+#[cfg(CONFIG_ARM64)]
+mod karm64;
 mod kenv;
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
 mod kunit;
@@ -47,7 +49,6 @@ use rfcore::{
         AccountError,
         CallOps, //
     },
-    driver::Counts,
     record::{
         decide,
         Decision,
@@ -105,7 +106,8 @@ fn bump(counter: &Atomic<u64>, by: u64) {
 }
 
 impl Stats {
-    fn add(&self, c: &Counts) {
+    #[cfg(CONFIG_X86_64)]
+    fn add(&self, c: &rfcore::driver::Counts) {
         bump(&self.walked, c.walked);
         bump(&self.make_call, c.make_call);
         bump(&self.modify_call, c.modify_call);
