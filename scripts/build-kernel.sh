@@ -3,7 +3,9 @@
 #
 # build-kernel.sh VARIANT [ARCH]
 #
-# Configure and build one kernel out of tree in build/out-ARCH-VARIANT:
+# Configure and build one kernel out of tree in build/out-ARCH-VARIANT
+# (ARCH: the second argument, else $RFT_ARCH, else x86_64; arm64 is
+# cross-built with aarch64-linux-gnu-gcc):
 #   stock   CONFIG_FTRACE_RUST_CORE=n (the kernel's own C dynamic ftrace)
 #   rust    CONFIG_FTRACE_RUST_CORE=y
 #   shadow  CONFIG_FTRACE_RUST_CORE=y and CONFIG_FTRACE_RUST_CORE_SHADOW=y
@@ -15,21 +17,19 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
 
-variant=${1:?usage: build-kernel.sh stock|rust|shadow [x86_64]}
-arch=${2:-x86_64}
+variant=${1:?usage: build-kernel.sh stock|rust|shadow [x86_64|arm64]}
+arch=${2:-$RFT_ARCH}
+arch_vars "$arch"
 out=$BUILD/out-$arch-$variant
 jobs=${JOBS:-$(nproc)}
 
 "$top/scripts/prepare-tree.sh"
 
-case $arch in
-x86_64) karch=x86; image=arch/x86/boot/bzImage; cross= ;;
-*) die "unsupported arch $arch" ;;
-esac
+image=$KIMAGE
 
-mk=(make -C "$SRC" O="$out" ARCH="$karch" LLVM= CC="ccache gcc"
+mk=(make -C "$SRC" O="$out" ARCH="$KARCH" LLVM= CC="ccache ${CROSS}gcc"
     -j"$jobs" LIBCLANG_PATH="$LIBCLANG_PATH")
-[ -n "$cross" ] && mk+=(CROSS_COMPILE="$cross")
+[ -n "$CROSS" ] && mk+=(CROSS_COMPILE="$CROSS")
 
 mkdir -p "$out"
 frag=$out/.rftrace-fragment

@@ -12,3 +12,22 @@ export CCACHE_MAXSIZE=5G
 
 step() { printf '==> [%(%H:%M:%S)T] %s\n' -1 "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Target architecture: RFT_ARCH (x86_64 by default, or arm64).  Every
+# script that builds, packs or boots takes it from the environment.
+RFT_ARCH=${RFT_ARCH:-x86_64}
+export RFT_ARCH
+
+# arch_vars ARCH: the per-architecture facts, as KARCH (the kernel's ARCH=),
+# KIMAGE (boot image in the build directory), CROSS (CROSS_COMPILE prefix,
+# empty for a native build), QEMU (system emulator) and CONSOLE (the
+# guest's serial console).
+arch_vars() {
+	case $1 in
+	x86_64)	KARCH=x86 KIMAGE=arch/x86/boot/bzImage CROSS=
+		QEMU=qemu-system-x86_64 CONSOLE=ttyS0 ;;
+	arm64)	KARCH=arm64 KIMAGE=arch/arm64/boot/Image CROSS=aarch64-linux-gnu-
+		QEMU=qemu-system-aarch64 CONSOLE=ttyAMA0 ;;
+	*) die "unsupported arch '$1' (RFT_ARCH: x86_64 or arm64)" ;;
+	esac
+}
