@@ -5,7 +5,9 @@
 #
 # Pack build/out-ARCH-VARIANT/initramfs.cpio.gz for the test guest:
 # busybox, bash, gawk and the few host tools ftracetest needs (with their
-# shared libraries), the kernel modules of that build, the ftracetest
+# shared libraries; for arm64 (ARCH, else $RFT_ARCH) the same programs from
+# Debian's arm64 packages, see scripts/arm64-userspace.sh), the kernel
+# modules of that build, the ftracetest
 # suite of the kernel tree (in /rftrace/ftrace), the project's selftests/
 # (in /rftrace/selftests) and scripts/guest/init as /init.
 # The archive is rebuilt only when one of its inputs changed.
@@ -14,8 +16,9 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
 
-variant=${1:?usage: mkinitramfs.sh stock|rust|shadow [x86_64]}
-arch=${2:-x86_64}
+variant=${1:?usage: mkinitramfs.sh stock|rust|shadow [x86_64|arm64]}
+arch=${2:-$RFT_ARCH}
+arch_vars "$arch"
 out=$BUILD/out-$arch-$variant
 img=$out/initramfs.cpio.gz
 ftsrc=$SRC/tools/testing/selftests/ftrace
@@ -33,17 +36,54 @@ stdir=${RFT_SELFTESTS:-$top/selftests}
 # dash is /bin/sh: the static busybox of Debian runs its own applets in
 # preference to programs of PATH (so its ash would never use gawk).
 hostbins=(dash bash gawk chrt nice readelf lscpu)
-busybox=$(command -v busybox) || die "busybox not found (apt-get install busybox-static)"
+hostbusybox=$(command -v busybox) || die "busybox not found (apt-get install busybox-static)"
 bins=()
-for b in "${hostbins[@]}"; do
-	p=$(command -v "$b") || die "$b not found on the host"
-	bins+=("$(readlink -f "$p")")	# e.g. readelf -> x86_64-linux-gnu-readelf
-done
+if [ -z "$CROSS" ]; then
+	sysroot=
+	busybox=$hostbusybox
+	for b in "${hostbins[@]}"; do
+		p=$(command -v "$b") || die "$b not found on the host"
+		bins+=("$(readlink -f "$p")")	# e.g. readelf -> x86_64-linux-gnu-readelf
+	done
+else
+	# The guest's programs come from Debian packages of its architecture,
+	# unpacked (not installed) under build/.
+	"$top/scripts/$arch-userspace.sh" || die "no $arch userspace"
+	sysroot=$BUILD/$arch-root
+	# sysroot_path PATH: PATH in the sysroot, its symbolic links followed
+	# inside the sysroot
+	sysroot_path() {
+		local p=$sysroot$1 t n=0
+		while [ -L "$p" ] && [ $n -lt 20 ]; do
+			t=$(readlink "$p")
+			case $t in /*) p=$sysroot$t ;; *) p=$(dirname "$p")/$t ;; esac
+			n=$((n + 1))
+		done
+		echo "$p"
+	}
+	busybox=$(sysroot_path /bin/busybox)
+	# the applet list is the host's (below): say so if the versions differ
+	hv=$(dpkg-query -W -f '${Version}' busybox-static 2>/dev/null | sed 's/:/%3a/')
+	grep -q "^busybox-static_${hv}_" "$sysroot/.packages" ||
+		echo "mkinitramfs: host busybox-static $hv is not the $arch one" \
+			"($(grep '^busybox-static_' "$sysroot/.packages")): applet list may differ" >&2
+	for b in "${hostbins[@]}"; do
+		p=
+		for d in /usr/bin /bin /usr/sbin /sbin; do
+			[ -e "$sysroot$d/$b" ] && { p=$(sysroot_path "$d/$b"); break; }
+			# readelf: the binutils-TRIPLET package has it prefixed only
+			[ -e "$sysroot$d/$CROSS$b" ] && { p=$(sysroot_path "$d/$CROSS$b"); break; }
+		done
+		[ -n "$p" ] || die "$b not found in $sysroot"
+		bins+=("$p")
+	done
+fi
 
 # --- cache key: everything that goes into the archive ----------------------
 stamp=$out/.initramfs.stamp
 key=$( {
 	echo "v1 $arch $variant $stdir"
+	[ -n "$sysroot" ] && cat "$sysroot/.packages"
 	find "$top/scripts/guest" "$top/scripts/mkinitramfs.sh" "$ftsrc" "$modroot" \
 		$( [ -d "$stdir" ] && echo "$stdir" ) \
 		-path "$ftsrc/logs" -prune -o -printf '%p %s %T@\n'
@@ -62,9 +102,11 @@ mkdir -p "$stage"/usr/{bin,sbin,lib,lib64} "$stage"/{etc,proc,sys,dev,tmp,run,ro
 for d in bin sbin lib lib64; do ln -s "usr/$d" "$stage/$d"; done
 chmod 1777 "$stage/tmp"
 
-# busybox and its applets (those we bring from the host win)
+# busybox and its applets (those we bring from the host win).  The list of
+# applets comes from the host's busybox-static: for another architecture,
+# the same Debian release of the package, built with the same config.
 cp "$busybox" "$stage/usr/bin/busybox"
-"$busybox" --list-full | while read -r a; do
+"$hostbusybox" --list-full | while read -r a; do
 	a=${a#/}
 	case $a in bin/*|sbin/*|usr/bin/*|usr/sbin/*) ;; *) continue ;; esac
 	dest=$stage/usr/${a#usr/}
@@ -84,17 +126,56 @@ copy_elf() {
 		cp -L "$lib" "$stage$lib"
 	done
 }
+# copy_elf_sysroot FILE DEST: the same for a program of the sysroot; its
+# libraries are found from the ELF headers (the host cannot run it)
+copy_elf_sysroot() {
+	local f=$1 dest=$2 interp todo lib d p
+	mkdir -p "$stage$(dirname "$dest")"
+	rm -f "$stage$dest"
+	cp "$f" "$stage$dest"
+	interp=$(readelf -l "$f" | sed -n 's/.*program interpreter: \(.*\)]$/\1/p')
+	if [ -n "$interp" ] && [ ! -e "$stage$interp" ]; then
+		mkdir -p "$stage$(dirname "$interp")"
+		cp "$(sysroot_path "$interp")" "$stage$interp"
+	fi
+	todo=("$f")
+	while [ ${#todo[@]} -gt 0 ]; do
+		for lib in $(readelf -d "${todo[0]}" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
+			p=
+			for d in /lib/$triplet /usr/lib/$triplet /lib /usr/lib; do
+				[ -e "$sysroot$d/$lib" ] && { p=$(sysroot_path "$d/$lib"); break; }
+			done
+			[ -n "$p" ] || die "$lib (needed by ${todo[0]##*/}) is in none of the packages of scripts/$arch-userspace.sh"
+			[ -e "$stage/usr/lib/$triplet/$lib" ] && continue
+			mkdir -p "$stage/usr/lib/$triplet"
+			cp "$p" "$stage/usr/lib/$triplet/$lib"
+			todo+=("$p")
+		done
+		todo=("${todo[@]:1}")
+	done
+}
 for i in "${!hostbins[@]}"; do
-	copy_elf "${bins[i]}" "/usr/bin/${hostbins[i]}"
+	if [ -z "$sysroot" ]; then
+		copy_elf "${bins[i]}" "/usr/bin/${hostbins[i]}"
+	else
+		triplet=${CROSS%-}
+		copy_elf_sysroot "${bins[i]}" "/usr/bin/${hostbins[i]}"
+	fi
 done
 ln -sf gawk "$stage/usr/bin/awk"
 # ftracetest and the .tc files are POSIX sh scripts, run by dash as on Debian
 ln -sf dash "$stage/usr/bin/sh"
 
 # helper program of trigger-hist-poll.tc
-if command -v gcc >/dev/null; then
+if [ -z "$CROSS" ] && command -v gcc >/dev/null; then
 	gcc -O2 -static -o "$out/ftracetest-poll" "$ftsrc/poll.c" 2>/dev/null ||
 		gcc -O2 -o "$out/ftracetest-poll" "$ftsrc/poll.c"
+elif [ -n "$CROSS" ]; then
+	# needs the cross C library (libc6-dev-arm64-cross, scripts/setup.sh)
+	rm -f "$out/ftracetest-poll"
+	"${CROSS}gcc" -O2 -static -o "$out/ftracetest-poll" "$ftsrc/poll.c" 2>/dev/null ||
+		echo "mkinitramfs: cannot build poll.c with ${CROSS}gcc -static;" \
+			"trigger-hist-poll.tc will miss it" >&2
 fi
 
 # users and groups: ftracetest wants a second user and the groups

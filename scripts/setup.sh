@@ -56,7 +56,7 @@ sudo_=""
 pkgs=(build-essential flex bison bc cpio kmod libelf-dev libssl-dev
       libclang1-19 libclang-19-dev llvm-19 ccache python3 rsync
       busybox-static gawk binutils util-linux procps file xz-utils
-      gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu)
+      gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross)
 bp_pkgs=(qemu-system-x86 qemu-system-arm)
 
 missing=()
@@ -124,3 +124,10 @@ if [ ! -f "$SRC/Makefile" ]; then
 	mv "$SRC.tmp" "$SRC"
 fi
 echo "kernel source: linux-source-7.2 $(cat "$SRC/.debian-version") in $SRC"
+
+# arm64 guests (RFT_ARCH=arm64) run Debian's arm64 programs, fetched and
+# unpacked under build/ through a private apt configuration.
+if [ "$RFT_ARCH" = arm64 ]; then
+	"$top/scripts/arm64-userspace.sh"
+	qemu-system-aarch64 --version | head -1
+fi
