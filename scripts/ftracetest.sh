@@ -25,9 +25,12 @@
 #   --selftests        run the project's selftests/ instead (guest /rftrace/selftests;
 #                      RFT_SELFTESTS=DIR packs and runs another directory)
 #   --estimates FILE   results file whose durations balance the guests
-#                      (default: selftests/expected/x86_64-stock.results)
-# Example (the stock baseline):
+#                      (default: selftests/expected/ARCH-stock.results)
+# The architecture is RFT_ARCH (x86_64 by default, or arm64).
+# Examples (the stock baselines):
 #   scripts/ftracetest.sh stock --out selftests/expected/x86_64-stock.results
+#   RFT_ARCH=arm64 scripts/ftracetest.sh stock --jobs 1 \
+#       --out selftests/expected/arm64-stock.results
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,7 +41,8 @@ usage() { sed -n '3,/^set -e/p' "$0" | sed 's/^# \{0,1\}//; /^set -e/d'; exit "$
 [ $# -ge 1 ] || usage
 case $1 in -h|--help) usage 0 ;; esac
 variant=$1; shift
-arch=x86_64
+arch=$RFT_ARCH
+arch_vars "$arch"
 only= out= outdir= jobs= timeout=600 mode=ftracetest
 estimates=$top/selftests/expected/$arch-stock.results
 rargs=()
@@ -62,7 +66,9 @@ if [ -z "$jobs" ]; then
 	jobs=$(nproc)
 	[ "$jobs" -gt 4 ] && jobs=4
 fi
-outdir=${outdir:-$BUILD/ftracetest-$variant-$(date +%Y%m%d-%H%M%S)}
+atag=
+[ "$arch" = x86_64 ] || atag=$arch-
+outdir=${outdir:-$BUILD/ftracetest-$atag$variant-$(date +%Y%m%d-%H%M%S)}
 out=${out:-$outdir/results}
 mkdir -p "$outdir" "$(dirname "$out")"
 out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
@@ -80,14 +86,20 @@ esac
 
 kout=$BUILD/out-$arch-$variant
 krel=$(cat "$kout/include/config/kernel.release" 2>/dev/null || echo unknown)
-qver=$(qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version //')
-step "ftracetest ($mode) on $variant kernel $krel, $jobs guest(s)"
+qver=$($QEMU --version | head -n 1 | sed 's/^QEMU emulator version //')
+machine= envp= jobsopt=
+if [ "$arch" != x86_64 ]; then
+	machine="-M virt "
+	envp="RFT_ARCH=$arch "
+	jobsopt=" --jobs $jobs"
+fi
+step "ftracetest ($mode) on ${envp:+$arch }$variant kernel $krel, $jobs guest(s)"
 
 exec python3 "$top/scripts/ftracetest-runner.py" "$variant" \
 	--mode "$mode" --root "$root" --run-guest "$top/scripts/run-guest.sh" \
 	--only "$only" --out "$out" --outdir "$outdir" --jobs "$jobs" \
 	--timeout "$timeout" --estimates "$estimates" --tmpdir "$BUILD" \
 	--header "ftracetest results: variant=$variant arch=$arch kernel=$krel qemu=$qver" \
-	--header "guest: TCG thread=single, -cpu max -smp ${RFT_SMP:-2} -m ${RFT_MEM:-2G}; host: $(nproc) CPUs" \
-	--header "command: scripts/ftracetest.sh $variant${only:+ --only $only} --out $outrel" \
+	--header "guest: TCG thread=single, $machine-cpu max -smp ${RFT_SMP:-2} -m ${RFT_MEM:-2G}; host: $(nproc) CPUs" \
+	--header "command: ${envp}scripts/ftracetest.sh $variant${jobsopt}${only:+ --only $only} --out $outrel" \
 	"${rargs[@]}"

@@ -11,8 +11,12 @@
 #   scripts/run-guest.sh stock ftracetest rft.only=00basic/basic2.tc
 #   scripts/run-guest.sh rust demo
 #   scripts/run-guest.sh stock shell          (quit with C-a x or poweroff -f)
+#   RFT_ARCH=arm64 scripts/run-guest.sh stock demo
+# With RFT_ARCH=arm64 it boots build/out-arm64-VARIANT/arch/arm64/boot/Image
+# on qemu-system-aarch64 -M virt -cpu max (same TCG mode, console ttyAMA0).
 #
-# The console is copied to a log (default build/guest-VARIANT-MODE.log).
+# The console is copied to a log (default build/guest-VARIANT-MODE.log,
+# build/guest-arm64-VARIANT-MODE.log for arm64).
 # Exit status: the rc of the guest's final "@@RFT DONE" marker, 124 on
 # timeout, 3 if the guest stopped without reaching that marker.
 #
@@ -25,6 +29,7 @@
 #   RFT_SMP, RFT_MEM       vCPUs (2) and memory (2G)
 #   RFT_QEMU_ARGS          more QEMU arguments (word-split)
 #   RFT_CMDLINE            replaces the default kernel parameters
+#   RFT_ARCH               x86_64 (default) or arm64
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,12 +38,15 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 variant=${1:?usage: run-guest.sh VARIANT MODE [kernel parameters...]}
 mode=${2:?usage: run-guest.sh VARIANT MODE [kernel parameters...]}
 shift 2
-arch=x86_64
+arch=$RFT_ARCH
+arch_vars "$arch"
 out=$BUILD/out-$arch-$variant
-kernel=$out/arch/x86/boot/bzImage
+kernel=$out/$KIMAGE
 initrd=$out/initramfs.cpio.gz
+envp=
+[ "$arch" = x86_64 ] || envp="RFT_ARCH=$arch "
 
-[ -f "$kernel" ] || die "no kernel $kernel: run scripts/build-kernel.sh $variant"
+[ -f "$kernel" ] || die "no kernel $kernel: run ${envp}scripts/build-kernel.sh $variant"
 if [ -z "${RFT_NO_MKINITRAMFS:-}" ]; then
 	"$top/scripts/mkinitramfs.sh" "$variant" "$arch" >&2 || die "mkinitramfs failed"
 fi
@@ -57,10 +65,13 @@ if [ -n "${RFT_INITRD_EXTRA:-}" ]; then
 	initrd=$tmp
 fi
 
-cmdline=${RFT_CMDLINE:-"console=ttyS0 loglevel=5 panic=-1 oops=panic"}
+cmdline=${RFT_CMDLINE:-"console=$CONSOLE loglevel=5 panic=-1 oops=panic"}
 cmdline="$cmdline rft.mode=$mode $*"
 
-qemu=(qemu-system-x86_64 -accel tcg,thread=single -cpu max
+qemu=("$QEMU")
+# arm64: QEMU's generic "virt" board (PL011 UART, GIC, PSCI, device tree)
+[ "$arch" = arm64 ] && qemu+=(-M virt)
+qemu+=(-accel tcg,thread=single -cpu max
       -smp "${RFT_SMP:-2}" -m "${RFT_MEM:-2G}" -nographic -no-reboot -nic none
       -kernel "$kernel" -initrd "$initrd" -append "$cmdline"
       ${RFT_QEMU_ARGS:-})
@@ -75,7 +86,11 @@ ftracetest|selftests) deftimeout=14400 ;;
 *) deftimeout=600 ;;
 esac
 timeout=${RFT_TIMEOUT:-$deftimeout}
-log=${RFT_LOG:-$BUILD/guest-$variant-$mode.log}
+if [ "$arch" = x86_64 ]; then
+	log=${RFT_LOG:-$BUILD/guest-$variant-$mode.log}
+else
+	log=${RFT_LOG:-$BUILD/guest-$arch-$variant-$mode.log}
+fi
 mkdir -p "$(dirname "$log")"
 
 timeout -k 10 "$timeout" "${qemu[@]}" </dev/null 2>&1 | tee "$log"

@@ -8,6 +8,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
 variant=${1:-rust}
-[ -f "$BUILD/out-x86_64-$variant/arch/x86/boot/bzImage" ] ||
+arch_vars "$RFT_ARCH"	# RFT_ARCH=arm64: the arm64 guest
+[ -f "$BUILD/out-$RFT_ARCH-$variant/$KIMAGE" ] ||
 	"$top/scripts/build-kernel.sh" "$variant"
 exec "$top/scripts/run-guest.sh" "$variant" shell
