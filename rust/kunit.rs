@@ -76,6 +76,12 @@ mod tests {
             bindings::FTRACE_OPS_FL_DIRECT | bindings::FTRACE_OPS_FL_SAVE_REGS,
             bindings::FTRACE_OPS_FL_RECURSION,
         ];
+        // The kernel's rule for the per-site ops request, as configured.
+        let mode = if cfg!(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS) {
+            crate::rfcore::account::CallOps::Supported
+        } else {
+            crate::rfcore::account::CallOps::Unsupported
+        };
         let mut checked = 0u32;
         let mut differ = 0u32;
         for &of in &ops_flags {
@@ -101,16 +107,12 @@ mod tests {
                             let before = rec.flags();
                             let mut others = crate::kenv::KernelOthers { rec, ops };
                             let rust = if inc {
-                                crate::rfcore::account::add(
-                                    before,
-                                    ops.props(),
-                                    crate::rfcore::account::CallOps::Unsupported,
-                                )
+                                crate::rfcore::account::add(before, ops.props(), mode)
                             } else {
                                 crate::rfcore::account::remove(
                                     before,
                                     ops.props(),
-                                    crate::rfcore::account::CallOps::Unsupported,
+                                    mode,
                                     &mut others,
                                 )
                             };
