@@ -41,7 +41,7 @@ impl Text for Fake {
         (self.lo..self.hi).contains(&addr)
     }
     fn adjust(&mut self, addr: u64) -> Option<u64> {
-        (addr % self.align == 0).then_some(addr + self.shift)
+        addr.is_multiple_of(self.align).then_some(addr + self.shift)
     }
 }
 
