@@ -28,7 +28,8 @@ TOP_FIELDS = ("machine", "accelerator", "clock", "unit", "qemu", "qemu_args",
 
 
 def parse_log(path):
-    out = {"ops": {}, "patch_all": [], "patch_1000": [], "boot": None, "clock": None}
+    out = {"ops": {}, "site": {}, "patch_all": [], "patch_1000": [], "boot": None,
+           "clock": None}
     with open(path, errors="replace") as f:
         for raw in f:
             line = raw.strip().replace("\r", "")
@@ -42,6 +43,10 @@ def parse_log(path):
                 total = int(kv["total_ns"])
                 key = (int(kv["relevant"]), int(kv["irrelevant"]), int(kv["save_regs"]))
                 out["ops"][key] = total / calls if calls and total else None
+            elif kind == "site":
+                # "relevant=R irrelevant=I save_regs=S <enabled_functions line>"
+                key = (int(kv["relevant"]), int(kv["irrelevant"]), int(kv["save_regs"]))
+                out["site"][key] = rest.split(" ", 3)[3] if rest.count(" ") >= 3 else ""
             elif kind in ("patch_all", "patch_1000"):
                 out[kind].append((int(kv["sites"]), int(kv["on_us"]), int(kv["off_us"])))
             elif kind == "boot":
@@ -75,8 +80,8 @@ def summary(values):
             "max": max(values), "n": len(values), "samples": values}
 
 
-def ratio(a, b):
-    return b["median"] / a["median"] if a and b and a["median"] else None
+def ratio(a, b, key="median"):
+    return b[key] / a[key] if a and b and a[key] else None
 
 
 def cpu_model():
@@ -176,16 +181,24 @@ def report(a):
         print("# TCG figures: absolute times are an emulator's; read the ratios.")
     print()
     cols = " | ".join(f"{v} {u}/call (min-max)" for v in variants)
-    print(f"| relevant | irrelevant | save_regs | {cols} | {result['ratio']} |")
-    print("|---:|---:|---:|" + "---|" * len(variants) + "---:|")
+    print(f"| relevant | irrelevant | save_regs | {cols} | {result['ratio']} (medians) "
+          f"| {result['ratio']} (minima) |")
+    print("|---:|---:|---:|" + "---|" * len(variants) + "---:|---:|")
     for key in rows:
         s = {v: summary([r["ops"].get(key) for r in runs[v]]) for v in variants}
         rt = ratio(s[base], s[other]) if len(variants) > 1 else None
-        entry = {"relevant": key[0], "irrelevant": key[1], "save_regs": key[2], "ratio": rt}
+        # interrupts only ever add to a row's count: the minimum is the
+        # run with the fewest of them
+        rtmin = ratio(s[base], s[other], "min") if len(variants) > 1 else None
+        entry = {"relevant": key[0], "irrelevant": key[1], "save_regs": key[2], "ratio": rt,
+                 "ratio_of_min": rtmin}
         entry.update(s)
+        # what the traced site called, as enabled_functions showed it
+        entry["site"] = {v: sorted({r["site"][key] for r in runs[v] if key in r["site"]})
+                         for v in variants}
         result["ops_ns_per_call"].append(entry)
         cells = " | ".join(fmt(s[v], prec=2 if icount else 1) for v in variants)
-        print(f"| {key[0]} | {key[1]} | {key[2]} | {cells} | {fr(rt)} |")
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {cells} | {fr(rt)} | {fr(rtmin)} |")
     print()
     pu = "M instructions" if icount else "ms"
     print(f"| patching | sites | " + " | ".join(f"{v} on / off {pu} (median)" for v in variants)
