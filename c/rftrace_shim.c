@@ -102,12 +102,6 @@ bool rftrace_shim_in_text(struct module *mod, unsigned long addr)
 #endif
 }
 
-/* The patch-site address of a call-site list entry, 0 if unusable. */
-unsigned long rftrace_shim_call_adjust(unsigned long addr)
-{
-	return ftrace_call_adjust(addr);
-}
-
 static const char *rftrace_owner(struct module *mod)
 {
 #ifdef CONFIG_MODULES
@@ -118,9 +112,30 @@ static const char *rftrace_owner(struct module *mod)
 }
 
 /* One call-site list entry refused by the Rust core (first few only). */
+/*
+ * One call-site list entry refused by the Rust core (first few only).  A
+ * module being loaded is not yet in kallsyms' reach, so its sites are
+ * named by section and offset (objdump or nm of the .ko gives the
+ * function); core kernel sites by symbol.
+ */
 void rftrace_shim_refused_site(struct module *mod, const char *why,
 			       unsigned long addr)
 {
+#ifdef CONFIG_MODULES
+	static const enum mod_mem_type types[] = { MOD_TEXT, MOD_INIT_TEXT };
+	static const char * const names[] = { ".text", ".init.text" };
+	int i;
+
+	for (i = 0; mod && i < ARRAY_SIZE(types); i++) {
+		if (!within_module_mem_type(addr, mod, types[i]))
+			continue;
+		pr_warn("%s: call site %s+%#lx (%lx) refused: %s\n",
+			mod->name, names[i],
+			addr - (unsigned long)mod->mem[types[i]].base, addr,
+			why);
+		return;
+	}
+#endif
 	pr_warn("%s: call site %pS (%lx) refused: %s\n", rftrace_owner(mod),
 		(void *)addr, addr, why);
 }

@@ -96,3 +96,17 @@ unsigned long rftrace_shim_plt(unsigned long ip, struct module *mod)
 	return 0;
 #endif
 }
+
+/*
+ * The patch-site address of a call-site list entry, 0 if it cannot be
+ * patched: the entry (the first of the NOPs that hold the ops literal) must
+ * be 8-byte aligned.  Checked here so that the Rust core reports such a
+ * site itself; ftrace_call_adjust() would warn once per site.
+ */
+unsigned long rftrace_shim_call_adjust(unsigned long addr)
+{
+	if (IS_ENABLED(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS) &&
+	    !IS_ALIGNED(addr, sizeof(unsigned long)))
+		return 0;
+	return ftrace_call_adjust(addr);
+}

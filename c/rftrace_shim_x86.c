@@ -109,3 +109,9 @@ void rftrace_shim_poke_finish(void)
 	lockdep_assert_held(&text_mutex);
 	smp_text_poke_batch_finish();
 }
+
+/* The patch-site address of a call-site list entry. */
+unsigned long rftrace_shim_call_adjust(unsigned long addr)
+{
+	return ftrace_call_adjust(addr);
+}

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Test module for the Rust dynamic ftrace core's call-site list check.
+ *
+ * Kbuild compiles this file with -falign-functions=4, below the 8 bytes
+ * arm64 needs with per-callsite ops literals (the way GCC leaves cold or
+ * -Os functions), so some of the functions below start at an address that
+ * is 4 mod 8: the 8-byte literal before them cannot be stored atomically,
+ * and their patch sites must be refused when the module is loaded, with a
+ * report, while the aligned ones stay traceable.  The
+ * functions are called once at load and again on every write to the
+ * "run" parameter, so a test can make them run while they are traced.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/compiler.h>
+#include <asm/rwonce.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+
+static unsigned long rftrace_test_sink;
+
+#define SINK(expr) WRITE_ONCE(rftrace_test_sink, (expr))
+#define SUNK READ_ONCE(rftrace_test_sink)
+
+static noinline void rftrace_test_f1(void)
+{
+	SINK(SUNK + 1);
+}
+
+static noinline void rftrace_test_f2(void)
+{
+	SINK(SUNK + 2);
+	SINK(SUNK ^ 3);
+}
+
+static noinline void rftrace_test_f3(void)
+{
+	SINK(SUNK * 5 + 1);
+}
+
+static noinline void rftrace_test_f4(void)
+{
+	SINK(SUNK - 7);
+	SINK(SUNK | 8);
+	SINK(SUNK + 9);
+}
+
+static noinline void rftrace_test_g1(void)
+{
+	SINK(SUNK + 11);
+}
+
+static noinline void rftrace_test_g2(void)
+{
+	SINK(SUNK ^ 13);
+}
+
+static void rftrace_test_run_all(void)
+{
+	rftrace_test_f1();
+	rftrace_test_f2();
+	rftrace_test_f3();
+	rftrace_test_f4();
+	rftrace_test_g1();
+	rftrace_test_g2();
+}
+
+static int rftrace_test_set_run(const char *val, const struct kernel_param *kp)
+{
+	rftrace_test_run_all();
+	return 0;
+}
+
+static const struct kernel_param_ops rftrace_test_run_ops = {
+	.set = rftrace_test_set_run,
+};
+module_param_cb(run, &rftrace_test_run_ops, NULL, 0200);
+MODULE_PARM_DESC(run, "write anything: call every test function once");
+
+static int __init rftrace_test_init(void)
+{
+	rftrace_test_run_all();
+	return 0;
+}
+
+static void __exit rftrace_test_exit(void)
+{
+}
+
+module_init(rftrace_test_init);
+module_exit(rftrace_test_exit);
+MODULE_DESCRIPTION("Call sites for the Rust ftrace core's list check");
+MODULE_LICENSE("GPL");
