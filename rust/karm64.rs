@@ -32,7 +32,6 @@ use kernel::{
 use crate::{
     kenv::{
         c_word,
-        set_bug_type,
         word,
         KernelOpsList,
         Rec, //
@@ -49,11 +48,7 @@ use crate::{
             Step,
             Write, //
         },
-        record::{
-            decide,
-            BugType,
-            Update, //
-        },
+        record::Update,
         select,
     },
     STATS, //
@@ -354,16 +349,9 @@ pub(crate) unsafe extern "C" fn rftrace_replace_one(
     let new = unsafe { crate::choose_target(r, true) };
     // SAFETY: under ftrace_lock.
     let old = unsafe { crate::choose_target(r, false) };
-    let decision = decide(r.flags(), enable);
-    crate::shadow_check(r, enable, &decision);
+    let decision = crate::check_record(r, enable, true);
     STATS.walked.add(1, Relaxed);
     STATS.one_shot.add(1, Relaxed);
-    if decision.update == Update::Ignore {
-        set_bug_type(BugType::Unknown);
-        return 0;
-    }
-    r.set_flags(decision.flags);
-    set_bug_type(decision.update.bug_type());
     let (new, old) = (c_word(new), c_word(old));
     // SAFETY: as above.
     unsafe {

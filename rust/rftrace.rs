@@ -403,6 +403,13 @@ pub unsafe extern "C" fn rftrace_check_record(
     let Some(rec) = (unsafe { Rec::from_raw(rec) }) else {
         return Update::Ignore as c_int;
     };
+    check_record(rec, enable, update).update as c_int
+}
+
+/// The state machine on one record, with the shadow check: stores the new
+/// flags if `update` (and there is something to do), and sets the bug type
+/// `ftrace_bug()` would print.
+fn check_record(rec: Rec, enable: bool, update: bool) -> Decision {
     STATS.checks.add(1, Relaxed);
     let decision = decide(rec.flags(), enable);
     shadow_check(rec, enable, &decision);
@@ -410,7 +417,7 @@ pub unsafe extern "C" fn rftrace_check_record(
         rec.set_flags(decision.flags);
     }
     kenv::set_bug_type(decision.update.bug_type());
-    decision.update as c_int
+    decision
 }
 
 /// Counter `idx` for the debugfs file.
