@@ -14,7 +14,10 @@ tree=${1:-$SRC}
 
 dest=$tree/kernel/trace/rftrace
 mkdir -p "$dest"
-rsync -a --delete --exclude '*.o' --exclude '.*.cmd' --exclude '*.rmeta' \
+# By content (--checksum), and a copied file gets the time of the copy
+# (--no-times): a file restored to older contents must still look newer
+# than the objects built from it, or make keeps the stale objects.
+rsync -a --checksum --no-times --delete --exclude '*.o' --exclude '.*.cmd' --exclude '*.rmeta' \
 	--exclude '*.a' --exclude 'modules.order' \
 	"$top/Kbuild" "$top/Kconfig" "$top/rust" "$top/c" "$top/include" "$dest/"
 
