@@ -247,6 +247,19 @@ impl Ops {
 pub(crate) struct KernelOthers {
     pub(crate) rec: Rec,
     pub(crate) ops: Ops,
+    /// The answer `survivor_call_ops_ok()` gave, if it was asked (for the
+    /// shadow comparison).
+    pub(crate) survivor_ok: Option<bool>,
+}
+
+impl KernelOthers {
+    pub(crate) fn new(rec: Rec, ops: Ops) -> Self {
+        KernelOthers {
+            rec,
+            ops,
+            survivor_ok: None,
+        }
+    }
 }
 
 impl Others for KernelOthers {
@@ -261,6 +274,16 @@ impl Others for KernelOthers {
         let mut list = unsafe { KernelOpsList::new() };
         let exclude = ListOps(self.ops.0);
         select::tramp_ops_other(&mut list, self.rec.ip(), exclude).is_some()
+    }
+
+    fn survivor_call_ops_ok(&mut self) -> bool {
+        // SAFETY: we hold ftrace_lock (type invariants of `Rec` and `Ops`).
+        let mut list = unsafe { KernelOpsList::new() };
+        let exclude = ListOps(self.ops.0);
+        let ok = select::unique_ops_other(&mut list, self.rec.ip(), exclude)
+            .is_some_and(|op| op.call_ops_ok());
+        self.survivor_ok = Some(ok);
+        ok
     }
 }
 
@@ -284,6 +307,17 @@ impl ListOps {
         // SAFETY: a live ops, not written while ftrace_lock is held (type
         // invariants).
         word(unsafe { (*self.0.as_ptr()).flags })
+    }
+
+    /// The ops' function may be called directly from a site's literal
+    /// (`ftrace_ops_get_func(op) == op->func`: no assist function).
+    fn call_ops_ok(self) -> bool {
+        // SAFETY: `Ops::from_raw()`'s contract holds: a live ops on the list,
+        // under ftrace_lock (type invariants).
+        match unsafe { Ops::from_raw(self.0.as_ptr()) } {
+            Some(ops) => ops.props().call_ops_ok,
+            None => false,
+        }
     }
 }
 

@@ -47,7 +47,12 @@ use rfcore::{
     account::{
         self,
         AccountError,
-        CallOps, //
+        CallOps,
+        OpsProps, //
+    },
+    flags::{
+        RecFlags,
+        CALL_OPS, //
     },
     record::{
         decide,
@@ -77,6 +82,7 @@ struct Stats {
     shadow_checks: Atomic<u64>,
     shadow_diffs: Atomic<u64>,
     accounted: Atomic<u64>,
+    survivor_rule: Atomic<u64>,
     selected: Atomic<u64>,
     sites_refused: Atomic<u64>,
 }
@@ -95,6 +101,7 @@ static STATS: Stats = Stats {
     shadow_checks: Atomic::new(0),
     shadow_diffs: Atomic::new(0),
     accounted: Atomic::new(0),
+    survivor_rule: Atomic::new(0),
     selected: Atomic::new(0),
     sites_refused: Atomic::new(0),
 };
@@ -139,6 +146,7 @@ impl Stats {
             13 => (b"records_accounted\0", r(&self.accounted)),
             14 => (b"targets_selected\0", r(&self.selected)),
             15 => (b"call_sites_refused\0", r(&self.sites_refused)),
+            16 => (b"call_ops_survivor_rule\0", r(&self.survivor_rule)),
             _ => return None,
         })
     }
@@ -183,9 +191,10 @@ fn shadow_diff(args: core::fmt::Arguments<'_>) {
 /// underflow, leaving the record as it was; the caller warns and stops
 /// ftrace.
 ///
-/// On an arch with per-site ops literals the `CALL_OPS` request follows
-/// the kernel's rule (the eligibility of the ops added or removed);
-/// `account::remove_with_survivor()` is the rule the arm64 work will use.
+/// On an arch with per-site ops literals the `CALL_OPS` request after a
+/// removal follows the ops that is left, not the ops removed as in 7.2
+/// (see `account::remove`); the shadow mode counts those deliberate
+/// differences apart (`call_ops_survivor_rule`).
 ///
 /// # Safety
 ///
@@ -210,10 +219,11 @@ pub unsafe extern "C" fn rftrace_account(
     };
     let before = rec.flags();
     let props = ops.props();
+    let mut others = KernelOthers::new(rec, ops);
     let result = if inc {
         account::add(before, props, mode)
     } else {
-        account::remove(before, props, mode, &mut KernelOthers { rec, ops })
+        account::remove(before, props, mode, &mut others)
     };
     if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
         let (c_ok, c_flags) = kenv::c_account(rec, ops, inc);
@@ -222,7 +232,17 @@ pub unsafe extern "C" fn rftrace_account(
             Ok(flags) => c_ok && c_flags == flags,
             Err(_) => !c_ok,
         };
-        if !same {
+        let survivor_rule = survivor_rule_explains(result, c_ok, c_flags, &others, props);
+        if let Some(survivor) = survivor_rule {
+            let seen = STATS.survivor_rule.fetch_add(1, Relaxed);
+            if seen < 4 {
+                kernel::pr_info!(
+                    "{:#x}: the ops left on the site decides CALL_OPS ({}), not the ops removed as in 7.2\n",
+                    rec.ip(),
+                    if survivor { "set" } else { "clear" }
+                );
+            }
+        } else if !same {
             shadow_diff(format_args!(
                 "accounting differs for {:#x} flags {:#x} inc {} ops {:?}: Rust {:?}, C {} {:#x}",
                 rec.ip(),
@@ -254,6 +274,30 @@ pub unsafe extern "C" fn rftrace_account(
             );
             false
         }
+    }
+}
+
+/// Whether a difference between the Rust and the C accounting of a record
+/// is the deliberate one of the survivor rule (`account::remove`): only
+/// the `CALL_OPS` request differs, the ops left on the site was asked
+/// about, and it and the ops removed disagree on whether the literal may
+/// be used. Returns the survivor's answer in that case.
+pub(crate) fn survivor_rule_explains(
+    rust: Result<RecFlags, AccountError>,
+    c_ok: bool,
+    c_flags: RecFlags,
+    others: &KernelOthers,
+    removed: OpsProps,
+) -> Option<bool> {
+    match (rust, others.survivor_ok) {
+        (Ok(flags), Some(survivor))
+            if c_ok
+                && (c_flags.raw() ^ flags.raw()) == CALL_OPS
+                && survivor != removed.call_ops_ok =>
+        {
+            Some(survivor)
+        }
+        _ => None,
     }
 }
 

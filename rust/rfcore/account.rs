@@ -55,6 +55,11 @@ pub trait Others {
     /// An ops other than the one being removed, with a trampoline, still
     /// traces this record (`ftrace_find_tramp_ops_any_other()`).
     fn other_has_trampoline(&mut self) -> bool;
+    /// Exactly one ops other than the one being removed still traces this
+    /// record, and its function may be called through the per-site literal
+    /// (it needs no recursion or RCU assist function). Asked only on
+    /// architectures with per-site literals, when one user is left.
+    fn survivor_call_ops_ok(&mut self) -> bool;
 }
 
 /// Why a record's count could not change.
@@ -75,9 +80,11 @@ pub enum CallOps {
     Supported,
 }
 
-fn call_ops_bit(flags: RecFlags, ops: OpsProps, call_ops: CallOps) -> RecFlags {
-    let eligible = call_ops == CallOps::Supported && flags.count() == 1 && ops.call_ops_ok;
-    flags.set(CALL_OPS, eligible)
+fn call_ops_bit(flags: RecFlags, eligible: bool, call_ops: CallOps) -> RecFlags {
+    flags.set(
+        CALL_OPS,
+        call_ops == CallOps::Supported && flags.count() == 1 && eligible,
+    )
 }
 
 /// `ops` starts tracing the record.
@@ -97,16 +104,29 @@ pub fn add(flags: RecFlags, ops: OpsProps, call_ops: CallOps) -> Result<RecFlags
     if ops.save_regs {
         next = next.with(REGS);
     }
-    Ok(call_ops_bit(next, ops, call_ops))
+    Ok(call_ops_bit(next, ops.call_ops_ok, call_ops))
 }
 
 /// `ops` stops tracing the record.
 ///
-/// The `CALL_OPS` eligibility of the record afterwards is decided by the ops
-/// being removed, exactly as the kernel does it. See the module tests for
-/// why that is only right when a single ops can be on a CALL_OPS site with
-/// the survivor's own properties; [`remove_with_survivor`] is the variant
-/// that asks about the survivor.
+/// # The `CALL_OPS` request after a removal
+///
+/// When one user is left, the site may call that user's function through
+/// its per-site literal, and the literal is filled at patch time with the
+/// single ops that still covers the site (`ftrace_find_unique_ops()`): the
+/// survivor. Whether that is allowed is therefore a property of the
+/// survivor: an ops whose function needs the recursion or RCU assist
+/// (`ftrace_ops_get_func(ops) != ops->func`) must be reached through the
+/// list function, which provides it.
+///
+/// 7.2 decides by the ops being *removed* instead. With A (no assist
+/// needed) and B (`FTRACE_OPS_FL_RECURSION`) on one site, removing A sets
+/// `CALL_OPS`, and B's function is then called from the site with no
+/// recursion protection; removing B first leaves A behind the slower list
+/// function. Both are wrong, the first one unsafely, so this core asks
+/// about the survivor ([`Others::survivor_call_ops_ok`]). If no single
+/// survivor can be found, the request is cleared: the list function is
+/// correct for any set of ops.
 pub fn remove(
     flags: RecFlags,
     ops: OpsProps,
@@ -114,25 +134,9 @@ pub fn remove(
     others: &mut impl Others,
 ) -> Result<RecFlags, AccountError> {
     let next = remove_counts(flags, ops, others)?;
-    Ok(call_ops_bit(next, ops, call_ops))
-}
-
-/// Like [`remove`], but the `CALL_OPS` eligibility comes from the ops that
-/// is left (`survivor_call_ops_ok`), which is the one the site's literal
-/// will point at.
-pub fn remove_with_survivor(
-    flags: RecFlags,
-    ops: OpsProps,
-    call_ops: CallOps,
-    survivor_call_ops_ok: bool,
-    others: &mut impl Others,
-) -> Result<RecFlags, AccountError> {
-    let next = remove_counts(flags, ops, others)?;
-    let survivor = OpsProps {
-        call_ops_ok: survivor_call_ops_ok,
-        ..ops
-    };
-    Ok(call_ops_bit(next, survivor, call_ops))
+    let eligible =
+        call_ops == CallOps::Supported && next.count() == 1 && others.survivor_call_ops_ok();
+    Ok(call_ops_bit(next, eligible, call_ops))
 }
 
 fn remove_counts(

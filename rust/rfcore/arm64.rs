@@ -395,8 +395,9 @@ impl LiteralOps {
 /// - one user and `CALL_OPS_EN`: that ops;
 /// - otherwise: [`LiteralOps::List`] (`arm64_rec_get_ops()`).
 ///
-/// The `CALL_OPS` request is only as right as the accounting that set it:
-/// see `account::remove_with_survivor`.
+/// The `CALL_OPS` request is only as right as the accounting that set it;
+/// after a removal it follows the ops that is left (see
+/// `account::remove`).
 pub fn literal_ops(flags: RecFlags, unique: Option<u64>) -> LiteralOps {
     let count = flags.count();
     if !flags.any(ENABLED) || count == 0 {

@@ -191,10 +191,21 @@ pub fn tramp_ops_other<L: OpsList>(list: &mut L, ip: u64, exclude: L::Ops) -> Op
 /// The single ops covering the site, `None` when there are several (or
 /// none).
 pub fn unique_ops<L: OpsList>(list: &mut L, ip: u64) -> Option<L::Ops> {
+    unique_ops_but(list, ip, None)
+}
+
+/// The one ops other than `exclude` that covers `ip`, if there is exactly
+/// one: the survivor on a site `exclude` is leaving, which the site's
+/// per-site literal will hold.
+pub fn unique_ops_other<L: OpsList>(list: &mut L, ip: u64, exclude: L::Ops) -> Option<L::Ops> {
+    unique_ops_but(list, ip, Some(exclude))
+}
+
+fn unique_ops_but<L: OpsList>(list: &mut L, ip: u64, exclude: Option<L::Ops>) -> Option<L::Ops> {
     let mut found = None;
     let mut op = list.head()?;
     loop {
-        if list.covers(op, ip) {
+        if Some(op) != exclude && list.covers(op, ip) {
             if found.is_some() {
                 return None;
             }

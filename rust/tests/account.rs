@@ -7,17 +7,30 @@
 use std::vec::Vec;
 
 use super::util::{note, seed, Rng};
-use crate::rfcore::account::{
-    add, remove, remove_with_survivor, AccountError, CallOps, OpsProps, Others,
-};
+use crate::rfcore::account::{add, remove, AccountError, CallOps, OpsProps, Others};
 use crate::rfcore::flags::{RecFlags, CALL_OPS, DIRECT, REF_MAX, REGS, TRAMP};
 
 /// Answers to the questions about the other ops, and how often each was asked.
 struct Fixed {
     regs: bool,
     tramp: bool,
+    survivor: bool,
     asked_regs: u32,
     asked_tramp: u32,
+    asked_survivor: u32,
+}
+
+impl Fixed {
+    fn new(regs: bool, tramp: bool, survivor: bool) -> Self {
+        Fixed {
+            regs,
+            tramp,
+            survivor,
+            asked_regs: 0,
+            asked_tramp: 0,
+            asked_survivor: 0,
+        }
+    }
 }
 
 impl Others for Fixed {
@@ -28,6 +41,10 @@ impl Others for Fixed {
     fn other_has_trampoline(&mut self) -> bool {
         self.asked_tramp += 1;
         self.tramp
+    }
+    fn survivor_call_ops_ok(&mut self) -> bool {
+        self.asked_survivor += 1;
+        self.survivor
     }
 }
 
@@ -67,7 +84,16 @@ fn model_add(w: u64, o: OpsProps, call_ops: bool) -> Option<u64> {
     Some(w)
 }
 
-fn model_remove(w: u64, o: OpsProps, call_ops: bool, regs: bool, tramp: bool) -> Option<u64> {
+/// After a removal the CALL_OPS request follows the ops left (`survivor`:
+/// it may be called through the literal), not the ops removed.
+fn model_remove(
+    w: u64,
+    o: OpsProps,
+    call_ops: bool,
+    regs: bool,
+    tramp: bool,
+    survivor: bool,
+) -> Option<u64> {
     let count = w & REF_MAX;
     if count == 0 {
         return None;
@@ -85,7 +111,7 @@ fn model_remove(w: u64, o: OpsProps, call_ops: bool, regs: bool, tramp: bool) ->
     } else {
         w &= !TRAMP;
     }
-    if call_ops && count == 1 && o.call_ops_ok {
+    if call_ops && count == 1 && survivor {
         w |= CALL_OPS;
     } else {
         w &= !CALL_OPS;
@@ -115,17 +141,15 @@ fn add_and_remove_match_the_model() {
                         }
                         None => assert_eq!(got, Err(AccountError::Overflow), "add {w:#x}"),
                     }
-                    for (regs, tramp) in
-                        [(false, false), (false, true), (true, false), (true, true)]
-                    {
-                        let mut others = Fixed {
-                            regs,
-                            tramp,
-                            asked_regs: 0,
-                            asked_tramp: 0,
-                        };
+                    for others_bits in 0..8u32 {
+                        let (regs, tramp, survivor) = (
+                            others_bits & 1 != 0,
+                            others_bits & 2 != 0,
+                            others_bits & 4 != 0,
+                        );
+                        let mut others = Fixed::new(regs, tramp, survivor);
                         let got = remove(RecFlags::from_raw(w), o, mode, &mut others);
-                        match model_remove(w, o, call_ops, regs, tramp) {
+                        match model_remove(w, o, call_ops, regs, tramp, survivor) {
                             Some(want) => {
                                 assert_eq!(got, Ok(RecFlags::from_raw(want)), "remove {w:#x} {o:?}")
                             }
@@ -136,6 +160,10 @@ fn add_and_remove_match_the_model() {
                         let regs_matters = count > 0 && left > 0 && w & REGS != 0 && o.save_regs;
                         assert_eq!(others.asked_regs, u32::from(regs_matters));
                         assert_eq!(others.asked_tramp, u32::from(count > 0 && left == 1));
+                        assert_eq!(
+                            others.asked_survivor,
+                            u32::from(call_ops && count > 0 && left == 1)
+                        );
                         cases += 1;
                     }
                 }
@@ -155,17 +183,15 @@ fn errors_leave_the_word_alone() {
         Err(AccountError::Overflow)
     );
     let empty = RecFlags::from_raw(REGS | TRAMP);
-    let mut others = Fixed {
-        regs: true,
-        tramp: true,
-        asked_regs: 0,
-        asked_tramp: 0,
-    };
+    let mut others = Fixed::new(true, true, true);
     assert_eq!(
         remove(empty, props(0), CallOps::Supported, &mut others),
         Err(AccountError::Underflow)
     );
-    assert_eq!(others.asked_regs + others.asked_tramp, 0);
+    assert_eq!(
+        others.asked_regs + others.asked_tramp + others.asked_survivor,
+        0
+    );
 }
 
 /// The survivor, not the ops removed, decides whether the site may call
@@ -187,21 +213,30 @@ fn call_ops_follows_the_survivor() {
     assert!(!one.any(CALL_OPS));
     let two = add(one, a, mode).unwrap();
     assert!(!two.any(CALL_OPS));
-    let mut others = Fixed {
-        regs: false,
-        tramp: false,
-        asked_regs: 0,
-        asked_tramp: 0,
-    };
-    // Removing A leaves B alone on the site.
-    let kernel_rule = remove(two, a, mode, &mut others).unwrap();
-    assert!(
-        kernel_rule.any(CALL_OPS),
-        "7.2's rule: eligibility of the removed ops"
-    );
-    let survivor_rule = remove_with_survivor(two, a, mode, b.call_ops_ok, &mut others).unwrap();
-    assert!(!survivor_rule.any(CALL_OPS), "B needs the assist function");
-    assert_eq!(survivor_rule.count(), 1);
+    // Removing A leaves B alone on the site: the literal would hold B, and
+    // B needs the assist function, so the site keeps the list function
+    // (7.2 would set CALL_OPS here, from A).
+    let mut others = Fixed::new(false, false, b.call_ops_ok);
+    let left_b = remove(two, a, mode, &mut others).unwrap();
+    assert_eq!(others.asked_survivor, 1);
+    assert!(!left_b.any(CALL_OPS), "B needs the assist function");
+    assert_eq!(left_b.count(), 1);
+    // Removing B instead leaves A, which may use the literal (7.2 would
+    // keep the list function, from B).
+    let mut others = Fixed::new(false, false, a.call_ops_ok);
+    let left_a = remove(two, b, mode, &mut others).unwrap();
+    assert!(left_a.any(CALL_OPS), "A may be called through the literal");
+    // Without per-site literals nobody is asked.
+    let mut others = Fixed::new(false, false, true);
+    let two_x86 = add(
+        add(RecFlags::default(), b, CallOps::Unsupported).unwrap(),
+        a,
+        CallOps::Unsupported,
+    )
+    .unwrap();
+    let left = remove(two_x86, b, CallOps::Unsupported, &mut others).unwrap();
+    assert!(!left.any(CALL_OPS));
+    assert_eq!(others.asked_survivor, 0);
 }
 
 /// Random ops coming and going on one record: the count is the number of
@@ -227,15 +262,12 @@ fn random_ops_on_one_record() {
             } else {
                 let i = (rng.next_u64() % on.len() as u64) as usize;
                 let o = on.remove(i);
-                let mut others = Fixed {
-                    regs: on.iter().any(|p| p.save_regs),
-                    tramp: on.iter().any(|p| p.trampoline),
-                    asked_regs: 0,
-                    asked_tramp: 0,
-                };
-                let survivor_ok = on.len() == 1 && on[0].call_ops_ok;
-                w = remove_with_survivor(w, o, CallOps::Supported, survivor_ok, &mut others)
-                    .unwrap();
+                let mut others = Fixed::new(
+                    on.iter().any(|p| p.save_regs),
+                    on.iter().any(|p| p.trampoline),
+                    on.len() == 1 && on[0].call_ops_ok,
+                );
+                w = remove(w, o, CallOps::Supported, &mut others).unwrap();
             }
             steps += 1;
             assert_eq!(w.count(), on.len() as u64);

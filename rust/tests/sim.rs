@@ -324,6 +324,17 @@ impl Others for KOthers<'_> {
             o != self.me && self.ops[o].tramp.is_some() && self.ops[o].hash.contains(self.ip)
         })
     }
+
+    fn survivor_call_ops_ok(&mut self) -> bool {
+        let mut on = self
+            .list
+            .iter()
+            .filter(|&&o| o != self.me && self.ops[o].hash.contains(self.ip));
+        match (on.next(), on.next()) {
+            (Some(&o), None) => self.ops[o].call_ops_ok,
+            _ => false,
+        }
+    }
 }
 
 /// The simulated kernel.
@@ -500,15 +511,6 @@ impl Sim {
             };
             let res = if inc {
                 account::add(flags, props, mode)
-            } else if mode == CallOps::Supported {
-                let mut on = list
-                    .iter()
-                    .filter(|&&x| x != o && ops[x].hash.contains(r.ip));
-                let survivor = match (on.next(), on.next()) {
-                    (Some(&x), None) => ops[x].call_ops_ok,
-                    _ => false,
-                };
-                account::remove_with_survivor(flags, props, mode, survivor, &mut others)
             } else {
                 account::remove(flags, props, mode, &mut others)
             };
