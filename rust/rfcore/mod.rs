@@ -11,6 +11,7 @@ pub mod account;
 pub mod arm64;
 pub mod driver;
 pub mod flags;
+pub mod pages;
 pub mod record;
 pub mod select;
 pub mod table;

@@ -8,6 +8,7 @@
 //! - [`x86`]: the encoder and decoder against GNU as/ld/objdump output.
 //! - [`arm64`]: encoders and layouts against GNU as/ld and GCC, and the CALL_OPS rules.
 //! - [`driver`]: the replace-code drivers on a simulated kernel.
+//! - [`pages`]: the record table's group sizes, bisection and removal.
 //! - [`sim`]: accounting, decisions and patching driven through a simulated
 //!   kernel (ops of every kind, filters, modules), against [`sim_model`].
 
@@ -15,6 +16,7 @@ mod account;
 mod arm64;
 mod driver;
 mod model;
+mod pages;
 mod record;
 mod select;
 mod sim;

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The record table: page groups of call-site records, how big they are,
+//! and how an address is found in them.
+//!
+//! The kernel keeps its records (`struct dyn_ftrace`) in a list of page
+//! groups (`struct ftrace_page`): each group is `2^order` contiguous pages
+//! holding records in ascending address order, and the groups themselves
+//! are in ascending order within the core kernel and within each module.
+//! The core kernel's groups come first; each module's groups are appended
+//! when it loads and unlinked when it goes.
+//!
+//! This module holds the rules, on plain values:
+//!
+//! - [`Geometry`]: how many records a group of a given order holds, and
+//!   the order to try first for a number of records (the largest group
+//!   that the records fill completely, so no whole page is left empty);
+//! - [`hits`]: which records of one group a range of addresses touches, by
+//!   bisection. A record covers `[ip, ip + insn_size)`; the range
+//!   `[start, end]` includes `end`. Records of a group do not overlap, so
+//!   the records a range touches are consecutive;
+//! - [`group_may_hold`]: the quick test on a group's first and last
+//!   record before it is bisected;
+//! - [`remove_range`]: taking consecutive records out of a group, keeping
+//!   the rest in order (freed init text).
+//!
+//! Records are read through a closure (`ip_at`) rather than a slice, so the
+//! kernel side can read each record once, through a raw pointer, without
+//! claiming the whole group for the length of a reference.
+
+use core::ops::Range;
+
+/// The shape of the record table's page groups.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Geometry {
+    /// Size of one record (`sizeof(struct dyn_ftrace)`).
+    pub entry_size: usize,
+    /// Size of one page.
+    pub page_size: usize,
+    /// The largest order the page allocator can give.
+    pub max_order: u32,
+}
+
+impl Geometry {
+    /// How many records a group of `order` holds; `None` if the order is
+    /// above [`Geometry::max_order`], the record size is zero, or the size
+    /// does not fit a `usize`.
+    pub fn entries(&self, order: u32) -> Option<usize> {
+        if order > self.max_order || self.entry_size == 0 {
+            return None;
+        }
+        let bytes = self.page_size.checked_shl(order)?;
+        if bytes >> order != self.page_size {
+            return None;
+        }
+        bytes.checked_div(self.entry_size)
+    }
+
+    /// The order to try first for `count` records: the largest group that
+    /// `count` records fill entirely, that is `2^order` pages with
+    /// `2^order <= ceil(count * entry_size / page_size)` (at least order 0),
+    /// and no more than [`Geometry::max_order`]. If that allocation fails,
+    /// the caller tries the orders below it.
+    pub fn first_order(&self, count: usize) -> u32 {
+        let pages = count
+            .checked_mul(self.entry_size)
+            .and_then(|bytes| bytes.checked_add(self.page_size.checked_sub(1)?))
+            .and_then(|bytes| bytes.checked_div(self.page_size))
+            .unwrap_or(usize::MAX);
+        let order = match pages.checked_ilog2() {
+            Some(o) => o,
+            None => 0,
+        };
+        order.min(self.max_order)
+    }
+}
+
+/// Whether a group whose records run from `first_ip` to `last_ip` can
+/// hold a record touching `[start, end]`.
+pub fn group_may_hold(first_ip: u64, last_ip: u64, start: u64, end: u64, insn_size: u64) -> bool {
+    end >= first_ip && last_ip.checked_add(insn_size).is_none_or(|e| start < e)
+}
+
+/// The records among `len` (in ascending order, read by `ip_at`) whose
+/// instruction `[ip, ip + insn_size)` touches `[start, end]`.
+///
+/// An empty range (`start > end`) touches nothing. The result is an empty
+/// range at the insertion point when no record is touched.
+pub fn hits(
+    len: usize,
+    ip_at: impl Fn(usize) -> u64,
+    start: u64,
+    end: u64,
+    insn_size: u64,
+) -> Range<usize> {
+    // First record that ends after `start`.
+    // An instruction whose end is past `u64::MAX` ends after any `start`.
+    let lo = partition_point(len, |i| {
+        ip_at(i).checked_add(insn_size).is_some_and(|e| e <= start)
+    });
+    if start > end {
+        return lo..lo;
+    }
+    // First record that begins after `end`.
+    let hi = partition_point(len, |i| ip_at(i) <= end);
+    lo..hi.max(lo)
+}
+
+/// The first record touching `[start, end]`, as [`hits`] finds it.
+pub fn first_hit(
+    len: usize,
+    ip_at: impl Fn(usize) -> u64,
+    start: u64,
+    end: u64,
+    insn_size: u64,
+) -> Option<usize> {
+    let r = hits(len, ip_at, start, end, insn_size);
+    if r.start < r.end {
+        Some(r.start)
+    } else {
+        None
+    }
+}
+
+/// The number of leading indices in `0..len` for which `pred` holds,
+/// `pred` being true on a prefix and false after it.
+fn partition_point(len: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0usize, len);
+    while lo < hi {
+        // No overflow: lo < hi <= len.
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Takes the records `range` out of the first `len` records of `recs`,
+/// moving the later ones down. Returns the new length, or `None` (and
+/// leaves `recs` alone) if the range is not within the first `len`.
+pub fn remove_range<R: Copy>(recs: &mut [R], len: usize, range: Range<usize>) -> Option<usize> {
+    if range.start > range.end || range.end > len || len > recs.len() {
+        return None;
+    }
+    let gone = range.end - range.start;
+    recs.get_mut(range.start..len)?.copy_within(gone.., 0);
+    Some(len - gone)
+}
