@@ -18,6 +18,7 @@
 #include <linux/init.h>
 #include <linux/kallsyms.h>
 #include <linux/memory.h>
+#include <linux/mmzone.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
@@ -32,6 +33,8 @@ static_assert(sizeof(struct dyn_ftrace) == 2 * sizeof(unsigned long));
 static_assert(offsetof(struct dyn_ftrace, flags) == sizeof(unsigned long));
 /* rust/kenv.rs fills the scan counts in this order (its SCAN_COUNTS). */
 static_assert(RFTRACE_SCAN_NR == 8);
+/* The call-site size the Rust record table uses (rust/ktable.rs). */
+static_assert(MCOUNT_INSN_SIZE == (IS_ENABLED(CONFIG_X86_64) ? 5 : 4));
 
 /* What ftrace_bug() prints as "expected" for the last refused site. */
 static u8 rftrace_expected[MCOUNT_INSN_SIZE];
@@ -100,6 +103,16 @@ bool rftrace_shim_in_text(struct module *mod, unsigned long addr)
 #else
 	return false;
 #endif
+}
+
+bool rftrace_shim_within_module(struct module *mod, unsigned long addr)
+{
+	return mod && within_module(addr, mod);
+}
+
+int rftrace_shim_max_order(void)
+{
+	return MAX_PAGE_ORDER;
 }
 
 static const char *rftrace_owner(struct module *mod)

@@ -11,6 +11,7 @@
 
 struct dyn_ftrace;
 struct ftrace_ops;
+struct ftrace_page;
 struct module;
 
 /* Implemented in Rust (rust/rftrace.rs); callers hold ftrace_lock. */
@@ -54,6 +55,33 @@ struct ftrace_ops *rftrace_find_unique_ops(struct dyn_ftrace *rec);
  */
 void rftrace_scan_locs(struct module *mod, unsigned long *start,
 		       unsigned long *end);
+/*
+ * The record table.  rftrace_build_table(): after rftrace_scan_locs(),
+ * allocates exactly the page groups the kept sites of [@start, @end) need
+ * and fills them (not linked anywhere yet): *@first and *@last, the pages
+ * used and the records made; 0 or -ENOMEM.  The others run under
+ * ftrace_lock: rftrace_unlink_module() takes the groups of @mod out of the
+ * table, rftrace_remove_range() the records in [@start, @end] (@each is
+ * called on each before it goes); both return the groups left empty, to
+ * free after an RCU grace period, and subtract what went from *@records.
+ * rftrace_lookup_rec(): the first record touching [@start, @end], under
+ * RCU or ftrace_lock.
+ */
+int rftrace_build_table(struct module *mod, unsigned long *start,
+			unsigned long *end, struct ftrace_page **first,
+			struct ftrace_page **last, unsigned long *pages,
+			unsigned long *recs);
+struct ftrace_page *rftrace_unlink_module(struct ftrace_page **head,
+					  struct ftrace_page **tail,
+					  struct module *mod,
+					  unsigned long *records);
+struct ftrace_page *
+rftrace_remove_range(struct ftrace_page **head, struct ftrace_page **tail,
+		     unsigned long start, unsigned long end,
+		     void (*each)(void *data, struct dyn_ftrace *rec),
+		     void *data, unsigned long *records);
+struct dyn_ftrace *rftrace_lookup_rec(struct ftrace_page *head,
+				      unsigned long start, unsigned long end);
 /* The arm64 call-site hooks; 0, -EFAULT, -EINVAL or -EPERM. */
 int rftrace_arm64_make_call(struct dyn_ftrace *rec, unsigned long addr);
 int rftrace_arm64_modify_call(struct dyn_ftrace *rec, unsigned long old_addr,
@@ -96,6 +124,9 @@ unsigned long rftrace_shim_stub_ops(bool list);
 
 /* Text and call-site list checks (rfcore::table). */
 bool rftrace_shim_in_text(struct module *mod, unsigned long addr);
+bool rftrace_shim_within_module(struct module *mod, unsigned long addr);
+/* The largest order of a page group (MAX_PAGE_ORDER). */
+int rftrace_shim_max_order(void);
 unsigned long rftrace_shim_call_adjust(unsigned long addr);
 void rftrace_shim_refused_site(struct module *mod, const char *why,
 			       unsigned long addr);
@@ -133,5 +164,10 @@ struct ftrace_ops *ftrace_c_removed_ops(void);
 unsigned long ftrace_c_get_addr_new(struct dyn_ftrace *rec);
 unsigned long ftrace_c_get_addr_curr(struct dyn_ftrace *rec);
 struct ftrace_ops *ftrace_c_find_unique_ops(struct dyn_ftrace *rec);
+/* The record table: C's lookup, its head, and its page groups. */
+struct dyn_ftrace *ftrace_c_lookup_rec(unsigned long start, unsigned long end);
+struct ftrace_page *ftrace_c_pages_start(void);
+struct ftrace_page *ftrace_c_group_alloc(int order);
+void ftrace_c_free_groups(struct ftrace_page *pages);
 
 #endif /* _KERNEL_TRACE_RFTRACE_H */

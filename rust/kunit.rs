@@ -280,6 +280,220 @@ mod tests {
     }
 
     #[test]
+    fn record_lookup_matches_c() {
+        use crate::ktable::{
+            ftrace_c_lookup_rec,
+            ftrace_c_pages_start,
+            lookup,
+            Group,
+            INSN_SIZE, //
+        };
+        let _rcu = kernel::sync::rcu::read_lock();
+        // SAFETY: the head of the table, walked under RCU.
+        let head = unsafe { ftrace_c_pages_start() };
+        let (mut records, mut checked, mut differ) = (0usize, 0u32, 0u32);
+        let mut next = head;
+        // SAFETY: groups of the table, under RCU.
+        while let Some(g) = unsafe { Group::from_raw(next) } {
+            let len = g.len();
+            for i in (0..len).step_by(13) {
+                let ip = g.ip_at(len, i);
+                let want = g.rec(len, i);
+                // One address: the first and last byte of the site, and
+                // the bytes around it; then a range over it.
+                for (s, e) in [
+                    (ip, ip),
+                    (ip + INSN_SIZE - 1, ip + INSN_SIZE - 1),
+                    (ip - 1, ip - 1),
+                    (ip + INSN_SIZE, ip + INSN_SIZE),
+                    (ip - 2, ip + 2),
+                ] {
+                    // SAFETY: the table's head, under RCU.
+                    let rust = unsafe { lookup(head, s, e) };
+                    // SAFETY: as above.
+                    let c = unsafe {
+                        ftrace_c_lookup_rec(crate::kenv::c_word(s), crate::kenv::c_word(e))
+                    };
+                    let same = if s == e {
+                        rust == c
+                    } else {
+                        rust.is_null() == c.is_null()
+                    };
+                    if !same {
+                        differ += 1;
+                    }
+                    checked += 1;
+                }
+                // SAFETY: as above.
+                if unsafe { lookup(head, ip, ip) } != want {
+                    differ += 1;
+                }
+            }
+            records += len;
+            next = g.next();
+        }
+        // The core kernel has more records than that.
+        assert!(records > 10_000);
+        assert!(checked > 3_000);
+        assert_eq!(differ, 0);
+    }
+
+    #[test]
+    fn table_build_lookup_remove() {
+        use crate::{
+            kenv::KernelText,
+            ktable::{
+                build,
+                ftrace_c_pages_start,
+                geometry,
+                lookup,
+                remove_range,
+                FtracePage,
+                Group, //
+            },
+            rfcore::table::Text,
+        };
+        use kernel::{
+            alloc::{
+                flags::GFP_KERNEL,
+                KVec, //
+            },
+            ffi::{
+                c_ulong,
+                c_void, //
+            }, //
+        };
+
+        // 600 sites of the core kernel, taken from its first group.
+        let mut ips = KVec::new();
+        {
+            let _rcu = kernel::sync::rcu::read_lock();
+            // SAFETY: the head of the table, read under RCU.
+            let g = unsafe { Group::from_raw(ftrace_c_pages_start()) }.unwrap();
+            let len = g.len();
+            assert!(len >= 600);
+            for i in 0..600 {
+                ips.push(g.ip_at(len, i), GFP_KERNEL).unwrap();
+            }
+        }
+        // The call-site list entry of a site: the architecture moves an
+        // entry by a fixed amount (0 on x86).
+        let mut text = KernelText(core::ptr::null_mut());
+        let probe = ips[0] & !7;
+        let shift = text.adjust(probe).unwrap() - probe;
+        let mut list = KVec::new();
+        for (i, &ip) in ips.iter().enumerate() {
+            if i % 50 == 7 {
+                list.push(0 as c_ulong, GFP_KERNEL).unwrap(); // padding
+            }
+            list.push((ip - shift) as c_ulong, GFP_KERNEL).unwrap();
+        }
+        // Not kernel text: skipped, as the kernel skips weak leftovers.
+        let data = core::ptr::addr_of!(crate::STATS) as c_ulong;
+        list.push(data, GFP_KERNEL).unwrap();
+
+        let range = list.as_ptr_range();
+        // SAFETY: a private, aligned list of core-kernel entries.
+        let built = unsafe { build(core::ptr::null_mut(), range.start, range.end) }.unwrap();
+        assert_eq!(built.records, 600);
+        // 600 records of 16 bytes: a group of 2 pages (512), then one page.
+        let geo = geometry();
+        let big = geo.first_order(600);
+        let first_cap = geo.entries(big).unwrap();
+        let mut lens = KVec::new();
+        let mut got = KVec::new();
+        let mut next = built.first;
+        // SAFETY: our private chain.
+        while let Some(g) = unsafe { Group::from_raw(next) } {
+            let len = g.len();
+            lens.push(len, GFP_KERNEL).unwrap();
+            for i in 0..len {
+                got.push(g.ip_at(len, i), GFP_KERNEL).unwrap();
+            }
+            next = g.next();
+        }
+        // The records are the sites, in order.
+        assert_eq!(&got[..], &ips[..]);
+        assert_eq!(lens[0], first_cap.min(600));
+        assert_eq!(lens.iter().sum::<usize>(), 600);
+        assert!(!built.last.is_null());
+        // One big group, then order-0 groups.
+        assert_eq!(built.pages, lens.len() - 1 + (1usize << big));
+
+        // Lookups in the private chain.
+        for &ip in ips.iter().step_by(7) {
+            // SAFETY: our private chain.
+            let rec = unsafe { lookup(built.first, ip, ip) };
+            assert!(!rec.is_null());
+            // SAFETY: a record of our chain.
+            assert_eq!(crate::kenv::word(unsafe { (*rec).ip }), ip);
+        }
+
+        // Take out sites 100..550 (across both groups), then the rest.
+        let mut head: *mut FtracePage = built.first;
+        let mut tail: *mut FtracePage = built.last;
+        unsafe extern "C" fn count(data: *mut c_void, _rec: *mut bindings::dyn_ftrace) {
+            // SAFETY: `data` is the `usize` below.
+            unsafe { *data.cast::<usize>() += 1 };
+        }
+        let mut seen = 0usize;
+        // SAFETY: our private chain; nobody else sees it.
+        let (taken, n) = unsafe {
+            remove_range(
+                &mut head,
+                &mut tail,
+                ips[100],
+                ips[549],
+                Some(count),
+                core::ptr::addr_of_mut!(seen).cast(),
+            )
+        };
+        assert_eq!((n, seen), (450, 450));
+        // No group is empty yet.
+        assert!(taken.is_null());
+        let mut left = KVec::new();
+        let mut next = head;
+        // SAFETY: our private chain.
+        while let Some(g) = unsafe { Group::from_raw(next) } {
+            let len = g.len();
+            for i in 0..len {
+                left.push(g.ip_at(len, i), GFP_KERNEL).unwrap();
+            }
+            next = g.next();
+        }
+        assert_eq!(left.len(), 150);
+        assert_eq!(&left[..100], &ips[..100]);
+        assert_eq!(&left[100..], &ips[550..]);
+        // SAFETY: as above.
+        assert!(unsafe { lookup(head, ips[300], ips[300]) }.is_null());
+        // SAFETY: as above.
+        let (taken, n) = unsafe {
+            remove_range(
+                &mut head,
+                &mut tail,
+                0,
+                u64::MAX,
+                None,
+                core::ptr::null_mut(),
+            )
+        };
+        assert_eq!(n, 150);
+        // Every group went.
+        assert!(head.is_null() && tail.is_null());
+        let mut groups = 0;
+        let mut next = taken;
+        // SAFETY: the groups taken out, ours.
+        while let Some(g) = unsafe { Group::from_raw(next) } {
+            assert_eq!(g.len(), 0);
+            groups += 1;
+            next = g.next();
+        }
+        assert_eq!(groups, lens.len());
+        // SAFETY: our groups, unreachable from anywhere else.
+        unsafe { crate::ktable::free_groups(taken) };
+    }
+
+    #[test]
     fn x86_call_encoding() {
         // rel32 is the distance from the end of the 5-byte instruction.
         let ip = 0xffff_ffff_8100_0000u64;

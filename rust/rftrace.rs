@@ -20,7 +20,8 @@ use kernel::{
         c_char,
         c_int,
         c_uint,
-        c_ulong, //
+        c_ulong,
+        c_void, //
     },
     sync::atomic::{
         Atomic,
@@ -33,6 +34,7 @@ pub mod rfcore;
 #[cfg(CONFIG_ARM64)]
 mod karm64;
 mod kenv;
+mod ktable;
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
 mod kunit;
 #[cfg(CONFIG_X86_64)]
@@ -83,6 +85,8 @@ struct Stats {
     shadow_diffs: Atomic<u64>,
     accounted: Atomic<u64>,
     survivor_rule: Atomic<u64>,
+    records_made: Atomic<u64>,
+    records_released: Atomic<u64>,
     selected: Atomic<u64>,
     sites_refused: Atomic<u64>,
 }
@@ -102,6 +106,8 @@ static STATS: Stats = Stats {
     shadow_diffs: Atomic::new(0),
     accounted: Atomic::new(0),
     survivor_rule: Atomic::new(0),
+    records_made: Atomic::new(0),
+    records_released: Atomic::new(0),
     selected: Atomic::new(0),
     sites_refused: Atomic::new(0),
 };
@@ -147,6 +153,8 @@ impl Stats {
             14 => (b"targets_selected\0", r(&self.selected)),
             15 => (b"call_sites_refused\0", r(&self.sites_refused)),
             16 => (b"call_ops_survivor_rule\0", r(&self.survivor_rule)),
+            17 => (b"records_made\0", r(&self.records_made)),
+            18 => (b"records_released\0", r(&self.records_released)),
             _ => return None,
         })
     }
@@ -429,6 +437,148 @@ pub unsafe extern "C" fn rftrace_scan_locs(
             ));
         }
     }
+}
+
+/// Builds the records of the checked call-site list `[start, end)` of
+/// `module` (null: the core kernel) in new page groups, not linked into
+/// the table yet: `*first` to `*last`, `*pages` pages, `*recs` records
+/// (0 and null groups when the list has no site). Returns 0 or -ENOMEM
+/// (-EINVAL if the list changed under us).
+///
+/// # Safety
+///
+/// As for `ktable::build()`; the out pointers are valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_build_table(
+    module: *mut bindings::module,
+    start: *mut c_ulong,
+    end: *mut c_ulong,
+    first: *mut *mut ktable::FtracePage,
+    last: *mut *mut ktable::FtracePage,
+    pages: *mut c_ulong,
+    recs: *mut c_ulong,
+) -> c_int {
+    // SAFETY: the caller's contract is `build()`'s.
+    let built = unsafe { ktable::build(module, start, end) };
+    let (f, l, p, r, ret) = match built {
+        Ok(b) => (b.first, b.last, b.pages, b.records, 0),
+        Err(e) => {
+            kernel::pr_err!("record table: cannot build the records: {:?}\n", e);
+            let errno = match e {
+                ktable::BuildError::NoMemory => bindings::ENOMEM,
+                ktable::BuildError::Inconsistent => bindings::EINVAL,
+            };
+            let ret = c_int::try_from(errno).map_or(-1, |e: c_int| -e);
+            (core::ptr::null_mut(), core::ptr::null_mut(), 0, 0, ret)
+        }
+    };
+    bump(&STATS.records_made, r as u64);
+    // SAFETY: valid out pointers (function contract).
+    unsafe {
+        first.write(f);
+        last.write(l);
+        pages.write(p as c_ulong);
+        recs.write(r as c_ulong);
+    }
+    ret
+}
+
+/// `lookup_rec()`: the first record touching `[start, end]` (`end`
+/// included), or null. In the shadow mode the C lookup runs too: for one
+/// address both must find the same record; for a range, both a record or
+/// both none (C's bisection may stop at any record in the range).
+///
+/// # Safety
+///
+/// `head` is `ftrace_pages_start`, and the caller is in an RCU read-side
+/// section or holds `ftrace_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_lookup_rec(
+    head: *mut ktable::FtracePage,
+    start: c_ulong,
+    end: c_ulong,
+) -> *mut bindings::dyn_ftrace {
+    let (s, e) = (kenv::word(start), kenv::word(end));
+    // SAFETY: the caller's contract is `lookup()`'s.
+    let rec = unsafe { ktable::lookup(head, s, e) };
+    if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
+        // SAFETY: same context as ours.
+        let c = unsafe { ktable::ftrace_c_lookup_rec(start, end) };
+        STATS.shadow_checks.add(1, Relaxed);
+        let same = if s == e {
+            c == rec
+        } else {
+            c.is_null() == rec.is_null()
+        };
+        if !same {
+            shadow_diff(format_args!(
+                "lookup of [{:#x}, {:#x}]: Rust {:p}, C {:p}",
+                s, e, rec, c
+            ));
+        }
+    }
+    rec
+}
+
+/// `ftrace_release_mod()`: takes the page groups of `module` out of the
+/// table and returns them, linked, to be freed after an RCU grace period;
+/// subtracts their records from `*records`.
+///
+/// # Safety
+///
+/// As for `ktable::unlink_module()`; `records` is valid.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_unlink_module(
+    head: *mut *mut ktable::FtracePage,
+    tail: *mut *mut ktable::FtracePage,
+    module: *mut bindings::module,
+    records: *mut c_ulong,
+) -> *mut ktable::FtracePage {
+    // SAFETY: the caller's contract is `unlink_module()`'s.
+    let (taken, n) = unsafe { ktable::unlink_module(head, tail, module) };
+    bump(&STATS.records_released, n as u64);
+    // SAFETY: a valid counter, under ftrace_lock.
+    unsafe { records.write(records.read().saturating_sub(n as c_ulong)) };
+    taken
+}
+
+/// `ftrace_free_mem()`: takes the records touching `[start, end]` out of
+/// the table, calling `each(data, rec)` on each first, and returns the
+/// groups left empty, linked, to be freed after an RCU grace period;
+/// subtracts the records from `*records`. In the shadow mode the C lookup
+/// must then find nothing in the range.
+///
+/// # Safety
+///
+/// As for `ktable::remove_range()`; `records` is valid.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_remove_range(
+    head: *mut *mut ktable::FtracePage,
+    tail: *mut *mut ktable::FtracePage,
+    start: c_ulong,
+    end: c_ulong,
+    each: Option<ktable::EachRec>,
+    data: *mut c_void,
+    records: *mut c_ulong,
+) -> *mut ktable::FtracePage {
+    let (s, e) = (kenv::word(start), kenv::word(end));
+    // SAFETY: the caller's contract is `remove_range()`'s.
+    let (taken, n) = unsafe { ktable::remove_range(head, tail, s, e, each, data) };
+    bump(&STATS.records_released, n as u64);
+    // SAFETY: a valid counter, under ftrace_lock.
+    unsafe { records.write(records.read().saturating_sub(n as c_ulong)) };
+    if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) && s <= e {
+        // SAFETY: we hold ftrace_lock.
+        let left = unsafe { ktable::ftrace_c_lookup_rec(start, end) };
+        STATS.shadow_checks.add(1, Relaxed);
+        if !left.is_null() {
+            shadow_diff(format_args!(
+                "records left in [{:#x}, {:#x}] after removal",
+                s, e
+            ));
+        }
+    }
+    taken
 }
 
 /// `ftrace_update_record()` (`update`) and `ftrace_test_record()`.

@@ -125,7 +125,7 @@ f=$(awk '{ sub(/\r$/, "") } /# Subtest: rftrace$/ { on = 1; next }
 	on && /^[[:space:]]+not ok [0-9]+ / { n++ }
 	on && /^[[:space:]]*(not )?ok [0-9]+ rftrace$/ { on = 0 }
 	END { print n + 0 }' "$klog")
-grep -E '^\s+(not )?ok [0-9]+ ' "$klog" | sed -n '/rftrace\|rust_and_c\|wrong_bytes\|x86_call\|update_and_test/p'
+grep -E '^\s+(not )?ok [0-9]+ ' "$klog" | sed -n '/rftrace\|rust_and_c\|wrong_bytes\|x86_call\|update_and_test\|call_site\|record_lookup\|table_build/p'
 if [ "$variant" = stock ]; then
 	# no Rust core: the guest must boot and KUnit report no failure
 	if [ $krc = 0 ] && grep -q '^@@RFT BOOTED' "$klog"; then

@@ -67,11 +67,7 @@ impl Geometry {
             .and_then(|bytes| bytes.checked_add(self.page_size.checked_sub(1)?))
             .and_then(|bytes| bytes.checked_div(self.page_size))
             .unwrap_or(usize::MAX);
-        let order = match pages.checked_ilog2() {
-            Some(o) => o,
-            None => 0,
-        };
-        order.min(self.max_order)
+        pages.checked_ilog2().unwrap_or_default().min(self.max_order)
     }
 }
 
@@ -138,14 +134,46 @@ fn partition_point(len: usize, pred: impl Fn(usize) -> bool) -> usize {
     lo
 }
 
-/// Takes the records `range` out of the first `len` records of `recs`,
-/// moving the later ones down. Returns the new length, or `None` (and
-/// leaves `recs` alone) if the range is not within the first `len`.
-pub fn remove_range<R: Copy>(recs: &mut [R], len: usize, range: Range<usize>) -> Option<usize> {
-    if range.start > range.end || range.end > len || len > recs.len() {
+/// How to take consecutive records out of a group: move `count` records
+/// from index `from` down to index `to` (overlapping, like `memmove`),
+/// and the group then holds `len` records.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Removal {
+    /// First record to keep after the range.
+    pub from: usize,
+    /// Where it goes: the first index of the range.
+    pub to: usize,
+    /// How many records move.
+    pub count: usize,
+    /// The group's length afterwards.
+    pub len: usize,
+}
+
+/// The plan to take the records `range` out of the first `len` records of
+/// a group; `None` if the range is not within them.
+pub fn removal(len: usize, range: Range<usize>) -> Option<Removal> {
+    if range.start > range.end || range.end > len {
         return None;
     }
     let gone = range.end - range.start;
-    recs.get_mut(range.start..len)?.copy_within(gone.., 0);
-    Some(len - gone)
+    Some(Removal {
+        from: range.end,
+        to: range.start,
+        count: len - range.end,
+        len: len - gone,
+    })
+}
+
+/// Takes the records `range` out of the first `len` records of `recs`,
+/// moving the later ones down, as [`removal`] plans it. Returns the new
+/// length, or `None` (and leaves `recs` alone) if the range is not within
+/// the first `len`.
+pub fn remove_range<R: Copy>(recs: &mut [R], len: usize, range: Range<usize>) -> Option<usize> {
+    if len > recs.len() {
+        return None;
+    }
+    let plan = removal(len, range)?;
+    let src = plan.from..plan.from.checked_add(plan.count)?;
+    recs.copy_within(src, plan.to);
+    Some(plan.len)
 }

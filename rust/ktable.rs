@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The record table in the kernel: the list of page groups
+//! (`struct ftrace_page`) that holds every call-site record.
+//!
+//! A leaf module with `unsafe` code (raw record access). The rules (group
+//! sizes, bisection, removal) are `rfcore::pages`; the list check before a
+//! table is built is `rfcore::table`. The C side keeps the list heads
+//! (`ftrace_pages_start`, `ftrace_pages`), allocates and frees the groups
+//! (`ftrace_c_group_alloc()`, which also keeps the page counts that tracefs
+//! shows) and waits for RCU readers before groups taken out are freed.
+//!
+//! Readers (`ftrace_location()` and friends) walk the table under RCU
+//! without `ftrace_lock`, so every change made here keeps the list walkable
+//! at each step: a new chain is filled before it is handed back to be
+//! linked, a group is unlinked with one pointer store, and records taken
+//! out of a group are moved down before its length shrinks.
+
+use core::ptr::{
+    self,
+    NonNull, //
+};
+
+use kernel::{
+    bindings,
+    ffi::{
+        c_int,
+        c_ulong,
+        c_void, //
+    }, //
+};
+
+use crate::{
+    kenv::{
+        c_word,
+        word,
+        KernelText, //
+    },
+    rfcore::{
+        pages::{
+            self,
+            Geometry, //
+        },
+        table::Text,
+    },
+};
+
+/// `struct ftrace_page` of `kernel/trace/ftrace.c`, which has no header:
+/// one group of `2^order` pages holding `index` records. The C side
+/// asserts the same offsets (patch 0008).
+#[repr(C)]
+pub struct FtracePage {
+    next: *mut FtracePage,
+    records: *mut bindings::dyn_ftrace,
+    index: c_int,
+    order: c_int,
+}
+
+const _: () = {
+    use core::mem::{
+        offset_of,
+        size_of, //
+    };
+    assert!(offset_of!(FtracePage, next) == 0);
+    assert!(offset_of!(FtracePage, records) == size_of::<usize>());
+    assert!(offset_of!(FtracePage, index) == 2 * size_of::<usize>());
+    assert!(offset_of!(FtracePage, order) == 2 * size_of::<usize>() + size_of::<c_int>());
+    assert!(size_of::<FtracePage>() == 3 * size_of::<usize>());
+};
+
+/// The size of a patch site (`MCOUNT_INSN_SIZE`, asserted by the shim): a
+/// record covers `[ip, ip + INSN_SIZE)`.
+pub(crate) const INSN_SIZE: u64 = if cfg!(CONFIG_X86_64) { 5 } else { 4 };
+
+// `struct dyn_arch_ftrace` is empty (zero-sized in GNU C and in the
+// bindings), as in `kenv`: pointers to records and groups are fine.
+#[allow(improper_ctypes)]
+extern "C" {
+    fn ftrace_c_group_alloc(order: c_int) -> *mut FtracePage;
+    fn ftrace_c_free_groups(pages: *mut FtracePage);
+    fn rftrace_shim_max_order() -> c_int;
+    fn rftrace_shim_within_module(module: *mut bindings::module, addr: c_ulong) -> bool;
+    /// The C core's lookup (shadow mode and KUnit).
+    pub(crate) fn ftrace_c_lookup_rec(start: c_ulong, end: c_ulong) -> *mut bindings::dyn_ftrace;
+    /// The head of the table (KUnit).
+    pub(crate) fn ftrace_c_pages_start() -> *mut FtracePage;
+}
+
+/// The kernel's group shape.
+pub(crate) fn geometry() -> Geometry {
+    // SAFETY: returns a constant.
+    let max = unsafe { rftrace_shim_max_order() };
+    Geometry {
+        entry_size: core::mem::size_of::<bindings::dyn_ftrace>(),
+        page_size: kernel::page::PAGE_SIZE,
+        max_order: u32::try_from(max).unwrap_or(0),
+    }
+}
+
+/// A group of the table.
+///
+/// # Invariants
+///
+/// The pointer is to a live group whose first `index` records are
+/// initialised, and the holder runs where the group cannot be freed: under
+/// `ftrace_lock` (which also makes it the only writer), in an RCU
+/// read-side section, or on a group nobody else can see yet.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Group(NonNull<FtracePage>);
+
+impl Group {
+    /// # Safety
+    ///
+    /// `ptr` is null or a group as the type invariants require, for as long
+    /// as the `Group` is used.
+    pub(crate) unsafe fn from_raw(ptr: *mut FtracePage) -> Option<Self> {
+        NonNull::new(ptr).map(Group)
+    }
+
+    fn as_ptr(self) -> *mut FtracePage {
+        self.0.as_ptr()
+    }
+
+    /// The number of records in the group.
+    pub(crate) fn len(self) -> usize {
+        // SAFETY: a live group (type invariants); a plain read, as C's.
+        let index = unsafe { ptr::addr_of!((*self.as_ptr()).index).read() };
+        usize::try_from(index).unwrap_or(0)
+    }
+
+    /// The next group, or null.
+    pub(crate) fn next(self) -> *mut FtracePage {
+        // SAFETY: as in `len()`.
+        unsafe { ptr::addr_of!((*self.as_ptr()).next).read() }
+    }
+
+    fn order(self) -> u32 {
+        // SAFETY: as in `len()`.
+        let order = unsafe { ptr::addr_of!((*self.as_ptr()).order).read() };
+        u32::try_from(order).unwrap_or(0)
+    }
+
+    /// Record `i`, or null if `i` is not below `len`.
+    pub(crate) fn rec(self, len: usize, i: usize) -> *mut bindings::dyn_ftrace {
+        if i >= len {
+            return ptr::null_mut();
+        }
+        // SAFETY: as in `len()`; `i < len <= index`, within the group.
+        unsafe { ptr::addr_of!((*self.as_ptr()).records).read().add(i) }
+    }
+
+    /// The address of record `i` (`u64::MAX` if `i` is not below `len`).
+    pub(crate) fn ip_at(self, len: usize, i: usize) -> u64 {
+        let rec = self.rec(len, i);
+        if rec.is_null() {
+            return u64::MAX;
+        }
+        // SAFETY: `rec` is an initialised record of a live group (type
+        // invariants, `rec()`).
+        word(unsafe { ptr::addr_of!((*rec).ip).read() })
+    }
+
+    fn set_len(self, len: usize) {
+        let index = c_int::try_from(len).unwrap_or(0);
+        // SAFETY: a live group; writers hold ftrace_lock or own the group
+        // (type invariants).
+        unsafe { ptr::addr_of_mut!((*self.as_ptr()).index).write(index) };
+    }
+
+    fn set_next(self, next: *mut FtracePage) {
+        // SAFETY: as in `set_len()`.
+        unsafe { ptr::addr_of_mut!((*self.as_ptr()).next).write(next) };
+    }
+}
+
+/// The first record touching `[start, end]`, or null.
+///
+/// # Safety
+///
+/// `head` is the head of the table (or of a chain of groups nobody frees
+/// meanwhile), and the caller is in an RCU read-side section or holds
+/// `ftrace_lock`.
+pub(crate) unsafe fn lookup(
+    head: *mut FtracePage,
+    start: u64,
+    end: u64,
+) -> *mut bindings::dyn_ftrace {
+    let mut next = head;
+    // SAFETY: the groups of the table are live for the caller (function
+    // contract).
+    while let Some(g) = unsafe { Group::from_raw(next) } {
+        let len = g.len();
+        if let Some(last) = len.checked_sub(1) {
+            if pages::group_may_hold(g.ip_at(len, 0), g.ip_at(len, last), start, end, INSN_SIZE) {
+                if let Some(i) = pages::first_hit(len, |i| g.ip_at(len, i), start, end, INSN_SIZE) {
+                    return g.rec(len, i);
+                }
+            }
+        }
+        next = g.next();
+    }
+    ptr::null_mut()
+}
+
+/// Groups allocated for a new table part, freed on drop unless taken.
+struct Chain {
+    first: *mut FtracePage,
+    last: *mut FtracePage,
+}
+
+impl Chain {
+    fn push(&mut self, g: Group) {
+        // SAFETY: `last` is null or a group of this chain, owned by us.
+        match unsafe { Group::from_raw(self.last) } {
+            Some(last) => last.set_next(g.as_ptr()),
+            None => self.first = g.as_ptr(),
+        }
+        self.last = g.as_ptr();
+    }
+
+    fn take(mut self) -> (*mut FtracePage, *mut FtracePage) {
+        let taken = (self.first, self.last);
+        self.first = ptr::null_mut();
+        self.last = ptr::null_mut();
+        taken
+    }
+}
+
+impl Drop for Chain {
+    fn drop(&mut self) {
+        if !self.first.is_null() {
+            // SAFETY: the groups were made by `ftrace_c_group_alloc()`,
+            // linked through `next`, and nobody else has seen them.
+            unsafe { ftrace_c_free_groups(self.first) };
+        }
+    }
+}
+
+/// Frees groups made by `ftrace_c_group_alloc()`, linked through `next`.
+///
+/// # Safety
+///
+/// Nobody can reach the groups any more (never linked, or unlinked and an
+/// RCU grace period has passed).
+#[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
+pub(crate) unsafe fn free_groups(first: *mut FtracePage) {
+    if !first.is_null() {
+        // SAFETY: the function's contract.
+        unsafe { ftrace_c_free_groups(first) };
+    }
+}
+
+/// A new part of the table, not linked anywhere yet.
+pub(crate) struct Built {
+    pub(crate) first: *mut FtracePage,
+    pub(crate) last: *mut FtracePage,
+    pub(crate) pages: usize,
+    pub(crate) records: usize,
+}
+
+/// Why a table part could not be built.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum BuildError {
+    /// No memory for a group, even of order 0.
+    NoMemory,
+    /// The groups did not hold the records counted (the list changed).
+    Inconsistent,
+}
+
+/// The patch site of a call-site list entry that becomes a record: a
+/// non-zero address in the text (the core kernel's dropped weak functions
+/// are not), moved to its patch site by the architecture.
+fn site_of(text: &mut KernelText, entry: c_ulong) -> Option<u64> {
+    let addr = word(entry);
+    if addr == 0 || !text.in_text(addr) {
+        return None;
+    }
+    text.adjust(addr)
+}
+
+/// Makes the records of the checked call-site list `[start, end)` of
+/// `module` (null: the core kernel) in new groups: exactly as many records
+/// as the list has sites to keep (non-zero entries in the text, moved to
+/// their patch site by the architecture), in list order.
+///
+/// # Safety
+///
+/// `[start, end)` is the aligned call-site list of `module` (or of the
+/// core kernel), already checked by `rftrace_scan_locs()`, which nobody
+/// changes during the call, and `module` is null or the module being
+/// loaded.
+pub(crate) unsafe fn build(
+    module: *mut bindings::module,
+    start: *const c_ulong,
+    end: *const c_ulong,
+) -> Result<Built, BuildError> {
+    let bytes = (end as usize).saturating_sub(start as usize);
+    let len = bytes / core::mem::size_of::<c_ulong>();
+    let none = Built {
+        first: ptr::null_mut(),
+        last: ptr::null_mut(),
+        pages: 0,
+        records: 0,
+    };
+    if start.is_null() || len == 0 {
+        return Ok(none);
+    }
+    // SAFETY: by the function's contract the range is a valid, aligned
+    // array of `len` words that nobody writes during the call.
+    let list = unsafe { core::slice::from_raw_parts(start, len) };
+    let mut text = KernelText(module);
+    let count = list
+        .iter()
+        .filter(|&&entry| site_of(&mut text, entry).is_some())
+        .count();
+    if count == 0 {
+        return Ok(none);
+    }
+
+    let geo = geometry();
+    let mut chain = Chain {
+        first: ptr::null_mut(),
+        last: ptr::null_mut(),
+    };
+    let (mut remaining, mut nr_pages) = (count, 0usize);
+    while remaining > 0 {
+        let mut order = geo.first_order(remaining);
+        let group = loop {
+            let order_c = c_int::try_from(order).map_err(|_| BuildError::NoMemory)?;
+            // SAFETY: allocates and counts a zeroed group; nothing else.
+            let pg = unsafe { ftrace_c_group_alloc(order_c) };
+            // SAFETY: a fresh group, only ours.
+            if let Some(g) = unsafe { Group::from_raw(pg) } {
+                break g;
+            }
+            order = order.checked_sub(1).ok_or(BuildError::NoMemory)?;
+        };
+        chain.push(group);
+        let cap = geo.entries(order).ok_or(BuildError::Inconsistent)?;
+        remaining = remaining.saturating_sub(cap);
+        nr_pages = nr_pages.saturating_add(1usize << order.min(usize::BITS - 1));
+    }
+
+    // SAFETY: the chain's first group, ours.
+    let mut group = unsafe { Group::from_raw(chain.first) }.ok_or(BuildError::Inconsistent)?;
+    let mut cap = geo.entries(group.order()).ok_or(BuildError::Inconsistent)?;
+    let mut filled = 0usize;
+    let mut made = 0usize;
+    for &entry in list {
+        let Some(site) = site_of(&mut text, entry) else {
+            continue;
+        };
+        if filled == cap {
+            group.set_len(filled);
+            // SAFETY: the next group of our chain (or null).
+            group = unsafe { Group::from_raw(group.next()) }.ok_or(BuildError::Inconsistent)?;
+            cap = geo.entries(group.order()).ok_or(BuildError::Inconsistent)?;
+            filled = 0;
+        }
+        // SAFETY: `filled < cap`, and the group's pages hold `cap` records
+        // (`ftrace_c_group_alloc()` of this order); the group is ours.
+        unsafe {
+            let rec = ptr::addr_of!((*group.as_ptr()).records).read().add(filled);
+            rec.write(bindings::dyn_ftrace {
+                ip: c_word(site),
+                flags: 0,
+                ..Default::default()
+            });
+        }
+        filled += 1;
+        made += 1;
+    }
+    group.set_len(filled);
+    if made != count || !group.next().is_null() {
+        return Err(BuildError::Inconsistent);
+    }
+    let (first, last) = chain.take();
+    Ok(Built {
+        first,
+        last,
+        pages: nr_pages,
+        records: made,
+    })
+}
+
+/// A walk of the table that can take groups out of it.
+///
+/// # Invariants
+///
+/// `head` and `tail` are `&ftrace_pages_start` and `&ftrace_pages`, and the
+/// holder has `ftrace_lock`.
+struct Unlinker {
+    head: *mut *mut FtracePage,
+    tail: *mut *mut FtracePage,
+    /// The groups taken out, linked through `next`.
+    taken: *mut FtracePage,
+    /// The group before the current one (None: the current one is first).
+    prev: Option<Group>,
+}
+
+impl Unlinker {
+    /// The link that points at the current group.
+    fn link(&self) -> *mut *mut FtracePage {
+        match self.prev {
+            // SAFETY: `prev` is a live group of the table (type invariants).
+            Some(p) => unsafe { ptr::addr_of_mut!((*p.as_ptr()).next) },
+            None => self.head,
+        }
+    }
+
+    /// The current group.
+    fn current(&self) -> Option<Group> {
+        // SAFETY: the link is the head or a live group's `next`, under
+        // ftrace_lock (type invariants); it points at a table group.
+        unsafe { Group::from_raw(self.link().read()) }
+    }
+
+    /// Keeps the current group and moves on.
+    fn keep(&mut self, g: Group) {
+        self.prev = Some(g);
+    }
+
+    /// Takes the current group `g` out: one store of the link, so readers
+    /// see the table with or without it; the group itself keeps its `next`
+    /// until the caller waits for them.
+    fn unlink(&mut self, g: Group) {
+        let link = self.link();
+        // SAFETY: `link` and `tail` are live (type invariants); the one
+        // store makes the group unreachable for new readers.
+        unsafe {
+            ptr::write_volatile(link, g.next());
+            if self.tail.read() == g.as_ptr() {
+                self.tail
+                    .write(self.prev.map_or(ptr::null_mut(), |p| p.as_ptr()));
+            }
+        }
+        g.set_next(self.taken);
+        self.taken = g.as_ptr();
+    }
+}
+
+/// Takes the groups of `module` (those whose first record is in it) out
+/// of the table. Returns them, linked, to be freed after an RCU grace
+/// period, and the number of records they hold.
+///
+/// # Safety
+///
+/// `head` and `tail` are `&ftrace_pages_start` and `&ftrace_pages`, the
+/// caller holds `ftrace_lock`, and `module` is the module going away.
+pub(crate) unsafe fn unlink_module(
+    head: *mut *mut FtracePage,
+    tail: *mut *mut FtracePage,
+    module: *mut bindings::module,
+) -> (*mut FtracePage, usize) {
+    let mut walk = Unlinker {
+        head,
+        tail,
+        taken: ptr::null_mut(),
+        prev: None,
+    };
+    let mut records = 0usize;
+    while let Some(g) = walk.current() {
+        let len = g.len();
+        // SAFETY: reads the module's layout; the module is alive.
+        let mine =
+            len > 0 && unsafe { rftrace_shim_within_module(module, c_word(g.ip_at(len, 0))) };
+        if mine && walk.prev.is_none() {
+            // The core kernel's groups come first: never unlink them.
+            kernel::pr_err!("record table: the first group belongs to a module; kept\n");
+        } else if mine {
+            walk.unlink(g);
+            records = records.saturating_add(len);
+            continue;
+        }
+        walk.keep(g);
+    }
+    (walk.taken, records)
+}
+
+/// A function the C side calls on each record taken out by
+/// [`remove_range`], before it goes.
+pub(crate) type EachRec = unsafe extern "C" fn(*mut c_void, *mut bindings::dyn_ftrace);
+
+/// Takes the records touching `[start, end]` out of the table (freed init
+/// text), calling `each` on each first. Groups left empty are unlinked and
+/// returned, linked, to be freed after an RCU grace period; the second
+/// value is the number of records taken out.
+///
+/// # Safety
+///
+/// As for [`unlink_module`]; `each`, if given, may be called with `data`
+/// and any record of the table under ftrace_lock.
+pub(crate) unsafe fn remove_range(
+    head: *mut *mut FtracePage,
+    tail: *mut *mut FtracePage,
+    start: u64,
+    end: u64,
+    each: Option<EachRec>,
+    data: *mut c_void,
+) -> (*mut FtracePage, usize) {
+    let mut walk = Unlinker {
+        head,
+        tail,
+        taken: ptr::null_mut(),
+        prev: None,
+    };
+    let mut removed = 0usize;
+    while let Some(g) = walk.current() {
+        let len = g.len();
+        let Some(last) = len.checked_sub(1) else {
+            walk.keep(g);
+            continue;
+        };
+        if !pages::group_may_hold(g.ip_at(len, 0), g.ip_at(len, last), start, end, INSN_SIZE) {
+            walk.keep(g);
+            continue;
+        }
+        let hit = pages::hits(len, |i| g.ip_at(len, i), start, end, INSN_SIZE);
+        let Some(plan) = pages::removal(len, hit.clone()) else {
+            walk.keep(g);
+            continue;
+        };
+        if plan.len == len {
+            walk.keep(g);
+            continue;
+        }
+        if let Some(each) = each {
+            for i in hit {
+                // SAFETY: a record of the table, under ftrace_lock; the
+                // callback's contract is the caller's.
+                unsafe { each(data, g.rec(len, i)) };
+            }
+        }
+        // SAFETY: `plan` moves records within the first `len` of the group
+        // (`removal()` checked the range), overlapping as memmove allows;
+        // we hold ftrace_lock, so nobody else writes them.
+        unsafe {
+            let recs = ptr::addr_of!((*g.as_ptr()).records).read();
+            ptr::copy(recs.add(plan.from), recs.add(plan.to), plan.count);
+        }
+        g.set_len(plan.len);
+        removed = removed.saturating_add(len.saturating_sub(plan.len));
+        if plan.len == 0 {
+            walk.unlink(g);
+            continue;
+        }
+        walk.keep(g);
+    }
+    (walk.taken, removed)
+}
