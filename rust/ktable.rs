@@ -128,10 +128,12 @@ impl Group {
         usize::try_from(index).unwrap_or(0)
     }
 
-    /// The next group, or null.
+    /// The next group, or null. Read once (`READ_ONCE()`): groups are
+    /// published with a release store after they are filled, and the
+    /// loads through this pointer depend on it.
     pub(crate) fn next(self) -> *mut FtracePage {
         // SAFETY: as in `len()`.
-        unsafe { ptr::addr_of!((*self.as_ptr()).next).read() }
+        unsafe { ptr::addr_of!((*self.as_ptr()).next).read_volatile() }
     }
 
     fn order(self) -> u32 {
