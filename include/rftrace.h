@@ -62,10 +62,12 @@ void rftrace_scan_locs(struct module *mod, unsigned long *start,
  * used and the records made; 0 or -ENOMEM.  The others run under
  * ftrace_lock: rftrace_unlink_module() takes the groups of @mod out of the
  * table, rftrace_remove_range() the records in [@start, @end] (@each is
- * called on each before it goes); both return the groups left empty, to
- * free after an RCU grace period, and subtract what went from *@records.
- * rftrace_lookup_rec(): the first record touching [@start, @end], under
- * RCU or ftrace_lock.
+ * called on each before it goes) and the groups left empty.  Both return
+ * the first group taken out and store the last in *@last: they are linked,
+ * but (*@last)->next still points into the table for lockless readers;
+ * after an RCU grace period set it to NULL and free them.  Both subtract
+ * the records that went from *@records.  rftrace_lookup_rec(): the first
+ * record touching [@start, @end], under RCU or ftrace_lock.
  */
 int rftrace_build_table(struct module *mod, unsigned long *start,
 			unsigned long *end, struct ftrace_page **first,
@@ -74,12 +76,14 @@ int rftrace_build_table(struct module *mod, unsigned long *start,
 struct ftrace_page *rftrace_unlink_module(struct ftrace_page **head,
 					  struct ftrace_page **tail,
 					  struct module *mod,
+					  struct ftrace_page **last,
 					  unsigned long *records);
 struct ftrace_page *
 rftrace_remove_range(struct ftrace_page **head, struct ftrace_page **tail,
 		     unsigned long start, unsigned long end,
 		     void (*each)(void *data, struct dyn_ftrace *rec),
-		     void *data, unsigned long *records);
+		     void *data, struct ftrace_page **last,
+		     unsigned long *records);
 struct dyn_ftrace *rftrace_lookup_rec(struct ftrace_page *head,
 				      unsigned long start, unsigned long end);
 /* The arm64 call-site hooks; 0, -EFAULT, -EINVAL or -EPERM. */

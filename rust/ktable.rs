@@ -39,7 +39,10 @@ use crate::{
     rfcore::{
         pages::{
             self,
-            Geometry, //
+            Geometry,
+            Removal,
+            Table,
+            Walk, //
         },
         table::Text,
     },
@@ -175,6 +178,38 @@ impl Group {
     }
 }
 
+/// The table as a reader walks it, from a head group.
+///
+/// # Invariants
+///
+/// Every group reachable from `head` is live for as long as the walk is
+/// used (an RCU read-side section, `ftrace_lock`, or a private chain).
+struct Reader {
+    head: *mut FtracePage,
+}
+
+impl Walk for Reader {
+    type Group = Group;
+
+    fn first(&mut self) -> Option<Group> {
+        // SAFETY: reachable groups are live (type invariants).
+        unsafe { Group::from_raw(self.head) }
+    }
+
+    fn next(&mut self, g: Group) -> Option<Group> {
+        // SAFETY: as in `first()`.
+        unsafe { Group::from_raw(g.next()) }
+    }
+
+    fn len(&mut self, g: Group) -> usize {
+        g.len()
+    }
+
+    fn ip_at(&mut self, g: Group, i: usize) -> u64 {
+        g.ip_at(g.len(), i)
+    }
+}
+
 /// The first record touching `[start, end]`, or null.
 ///
 /// # Safety
@@ -187,21 +222,12 @@ pub(crate) unsafe fn lookup(
     start: u64,
     end: u64,
 ) -> *mut bindings::dyn_ftrace {
-    let mut next = head;
-    // SAFETY: the groups of the table are live for the caller (function
-    // contract).
-    while let Some(g) = unsafe { Group::from_raw(next) } {
-        let len = g.len();
-        if let Some(last) = len.checked_sub(1) {
-            if pages::group_may_hold(g.ip_at(len, 0), g.ip_at(len, last), start, end, INSN_SIZE) {
-                if let Some(i) = pages::first_hit(len, |i| g.ip_at(len, i), start, end, INSN_SIZE) {
-                    return g.rec(len, i);
-                }
-            }
-        }
-        next = g.next();
+    // The type invariants of `Reader` are the caller's contract.
+    let mut walk = Reader { head };
+    match pages::lookup(&mut walk, start, end, INSN_SIZE) {
+        Some((g, i)) => g.rec(g.len(), i),
+        None => ptr::null_mut(),
     }
-    ptr::null_mut()
 }
 
 /// Groups allocated for a new table part, freed on drop unless taken.
@@ -238,17 +264,21 @@ impl Drop for Chain {
     }
 }
 
-/// Frees groups made by `ftrace_c_group_alloc()`, linked through `next`.
+/// Ends the chain of groups taken out and frees them, as the C side does
+/// after the grace period.
 ///
 /// # Safety
 ///
-/// Nobody can reach the groups any more (never linked, or unlinked and an
-/// RCU grace period has passed).
+/// Nobody can reach the groups any more.
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
-pub(crate) unsafe fn free_groups(first: *mut FtracePage) {
-    if !first.is_null() {
+pub(crate) unsafe fn free_taken(taken: Taken) {
+    // SAFETY: the function's contract; the groups are ours.
+    if let Some(last) = unsafe { Group::from_raw(taken.last) } {
+        last.set_next(ptr::null_mut());
+    }
+    if !taken.first.is_null() {
         // SAFETY: the function's contract.
-        unsafe { ftrace_c_free_groups(first) };
+        unsafe { ftrace_c_free_groups(taken.first) };
     }
 }
 
@@ -385,65 +415,149 @@ pub(crate) unsafe fn build(
     })
 }
 
-/// A walk of the table that can take groups out of it.
+/// The kernel's table, as its owner changes it.
+///
+/// Groups taken out keep their `next` link until readers are done with
+/// them: a reader standing on one goes on into the table as if the group
+/// were still there. A module's groups, and the groups a freed range
+/// empties, are consecutive in the list, so they come out as one run whose
+/// links already chain them; the caller ends the run (`last->next = NULL`)
+/// after the grace period and frees it. A group that is not next to the
+/// run (never seen: it would take a part whose groups are not
+/// consecutive) is put in front of the run at once, as the C core does
+/// with every group.
 ///
 /// # Invariants
 ///
-/// `head` and `tail` are `&ftrace_pages_start` and `&ftrace_pages`, and the
-/// holder has `ftrace_lock`.
-struct Unlinker {
+/// `head` and `tail` are `&ftrace_pages_start` and `&ftrace_pages` (or a
+/// private chain's), and the holder has `ftrace_lock` (or owns the chain):
+/// it is the only writer, and every group on the list is live.
+struct Owner {
     head: *mut *mut FtracePage,
     tail: *mut *mut FtracePage,
-    /// The groups taken out, linked through `next`.
+    /// The first group of the chain of groups taken out.
     taken: *mut FtracePage,
-    /// The group before the current one (None: the current one is first).
-    prev: Option<Group>,
+    /// The last group of the run (its `next` still points into the table).
+    run_last: Option<Group>,
+    /// Groups taken out that were not next to the run.
+    strays: usize,
 }
 
-impl Unlinker {
-    /// The link that points at the current group.
-    fn link(&self) -> *mut *mut FtracePage {
-        match self.prev {
-            // SAFETY: `prev` is a live group of the table (type invariants).
+impl Walk for Owner {
+    type Group = Group;
+
+    fn first(&mut self) -> Option<Group> {
+        // SAFETY: `head` is valid and the groups on the list are live
+        // (type invariants).
+        unsafe { Group::from_raw(self.head.read()) }
+    }
+
+    fn next(&mut self, g: Group) -> Option<Group> {
+        // SAFETY: as in `first()`.
+        unsafe { Group::from_raw(g.next()) }
+    }
+
+    fn len(&mut self, g: Group) -> usize {
+        g.len()
+    }
+
+    fn ip_at(&mut self, g: Group, i: usize) -> u64 {
+        g.ip_at(g.len(), i)
+    }
+}
+
+impl Table for Owner {
+    fn take(&mut self, prev: Option<Group>, g: Group) {
+        // Before the link changes: does `g` follow the run directly?
+        let adjacent = self.run_last.is_some_and(|last| last.next() == g.as_ptr());
+        let link = match prev {
+            // SAFETY: `prev` is a live group on the list (type invariants).
             Some(p) => unsafe { ptr::addr_of_mut!((*p.as_ptr()).next) },
             None => self.head,
-        }
-    }
-
-    /// The current group.
-    fn current(&self) -> Option<Group> {
-        // SAFETY: the link is the head or a live group's `next`, under
-        // ftrace_lock (type invariants); it points at a table group.
-        unsafe { Group::from_raw(self.link().read()) }
-    }
-
-    /// Keeps the current group and moves on.
-    fn keep(&mut self, g: Group) {
-        self.prev = Some(g);
-    }
-
-    /// Takes the current group `g` out: one store of the link, so readers
-    /// see the table with or without it; the group itself keeps its `next`
-    /// until the caller waits for them.
-    fn unlink(&mut self, g: Group) {
-        let link = self.link();
-        // SAFETY: `link` and `tail` are live (type invariants); the one
-        // store makes the group unreachable for new readers.
+        };
+        // SAFETY: `link` and `tail` are valid and we are the only writer
+        // (type invariants). One store takes the group off the list for
+        // new readers; `g`'s own link is left for those already on it.
         unsafe {
             ptr::write_volatile(link, g.next());
             if self.tail.read() == g.as_ptr() {
                 self.tail
-                    .write(self.prev.map_or(ptr::null_mut(), |p| p.as_ptr()));
+                    .write(prev.map_or(ptr::null_mut(), |p| p.as_ptr()));
             }
         }
-        g.set_next(self.taken);
-        self.taken = g.as_ptr();
+        match self.run_last {
+            None => {
+                self.taken = g.as_ptr();
+                self.run_last = Some(g);
+            }
+            Some(_) if adjacent => self.run_last = Some(g),
+            Some(_) => {
+                g.set_next(self.taken);
+                self.taken = g.as_ptr();
+                self.strays = self.strays.saturating_add(1);
+            }
+        }
+    }
+
+    fn shrink(&mut self, g: Group, plan: Removal) {
+        let len = g.len();
+        // `removal()` made the plan for this group's `len`; check it again
+        // before moving anything.
+        let within = plan.from.checked_add(plan.count) == Some(len) && plan.to <= plan.from;
+        if !within {
+            return;
+        }
+        // SAFETY: the plan moves records within the first `len` of the
+        // group, overlapping as memmove allows; we are the only writer
+        // (type invariants).
+        unsafe {
+            let recs = ptr::addr_of!((*g.as_ptr()).records).read();
+            ptr::copy(recs.add(plan.from), recs.add(plan.to), plan.count);
+        }
+        g.set_len(plan.len);
+    }
+}
+
+/// Groups taken out of the table: `first` to `last` through `next`, but
+/// `last`'s `next` still points into the table. After an RCU grace period
+/// the caller sets it to null and frees the chain.
+pub(crate) struct Taken {
+    pub(crate) first: *mut FtracePage,
+    pub(crate) last: *mut FtracePage,
+    pub(crate) records: usize,
+}
+
+impl Owner {
+    /// # Safety
+    ///
+    /// As the type invariants require, for as long as the `Owner` is used.
+    unsafe fn new(head: *mut *mut FtracePage, tail: *mut *mut FtracePage) -> Self {
+        Owner {
+            head,
+            tail,
+            taken: ptr::null_mut(),
+            run_last: None,
+            strays: 0,
+        }
+    }
+
+    fn into_taken(self, records: usize) -> Taken {
+        if self.strays > 0 {
+            kernel::pr_warn!(
+                "record table: {} groups taken out were not next to the others\n",
+                self.strays
+            );
+        }
+        Taken {
+            first: self.taken,
+            last: self.run_last.map_or(ptr::null_mut(), |g| g.as_ptr()),
+            records,
+        }
     }
 }
 
 /// Takes the groups of `module` (those whose first record is in it) out
-/// of the table. Returns them, linked, to be freed after an RCU grace
-/// period, and the number of records they hold.
+/// of the table, to be freed after an RCU grace period.
 ///
 /// # Safety
 ///
@@ -453,30 +567,17 @@ pub(crate) unsafe fn unlink_module(
     head: *mut *mut FtracePage,
     tail: *mut *mut FtracePage,
     module: *mut bindings::module,
-) -> (*mut FtracePage, usize) {
-    let mut walk = Unlinker {
-        head,
-        tail,
-        taken: ptr::null_mut(),
-        prev: None,
-    };
-    let mut records = 0usize;
-    while let Some(g) = walk.current() {
-        let len = g.len();
+) -> Taken {
+    // SAFETY: the function's contract is the type invariants.
+    let mut table = unsafe { Owner::new(head, tail) };
+    let out = pages::take_groups(&mut table, |ip| {
         // SAFETY: reads the module's layout; the module is alive.
-        let mine =
-            len > 0 && unsafe { rftrace_shim_within_module(module, c_word(g.ip_at(len, 0))) };
-        if mine && walk.prev.is_none() {
-            // The core kernel's groups come first: never unlink them.
-            kernel::pr_err!("record table: the first group belongs to a module; kept\n");
-        } else if mine {
-            walk.unlink(g);
-            records = records.saturating_add(len);
-            continue;
-        }
-        walk.keep(g);
+        unsafe { rftrace_shim_within_module(module, c_word(ip)) }
+    });
+    if out.kept_first {
+        kernel::pr_err!("record table: the first group belongs to a module; kept\n");
     }
-    (walk.taken, records)
+    table.into_taken(out.records)
 }
 
 /// A function the C side calls on each record taken out by
@@ -484,9 +585,8 @@ pub(crate) unsafe fn unlink_module(
 pub(crate) type EachRec = unsafe extern "C" fn(*mut c_void, *mut bindings::dyn_ftrace);
 
 /// Takes the records touching `[start, end]` out of the table (freed init
-/// text), calling `each` on each first. Groups left empty are unlinked and
-/// returned, linked, to be freed after an RCU grace period; the second
-/// value is the number of records taken out.
+/// text), calling `each` on each first. Groups left empty are taken out,
+/// to be freed after an RCU grace period.
 ///
 /// # Safety
 ///
@@ -499,54 +599,15 @@ pub(crate) unsafe fn remove_range(
     end: u64,
     each: Option<EachRec>,
     data: *mut c_void,
-) -> (*mut FtracePage, usize) {
-    let mut walk = Unlinker {
-        head,
-        tail,
-        taken: ptr::null_mut(),
-        prev: None,
-    };
-    let mut removed = 0usize;
-    while let Some(g) = walk.current() {
-        let len = g.len();
-        let Some(last) = len.checked_sub(1) else {
-            walk.keep(g);
-            continue;
-        };
-        if !pages::group_may_hold(g.ip_at(len, 0), g.ip_at(len, last), start, end, INSN_SIZE) {
-            walk.keep(g);
-            continue;
-        }
-        let hit = pages::hits(len, |i| g.ip_at(len, i), start, end, INSN_SIZE);
-        let Some(plan) = pages::removal(len, hit.clone()) else {
-            walk.keep(g);
-            continue;
-        };
-        if plan.len == len {
-            walk.keep(g);
-            continue;
-        }
+) -> Taken {
+    // SAFETY: the function's contract is the type invariants.
+    let mut table = unsafe { Owner::new(head, tail) };
+    let out = pages::take_records(&mut table, start, end, INSN_SIZE, |_, g, i| {
         if let Some(each) = each {
-            for i in hit {
-                // SAFETY: a record of the table, under ftrace_lock; the
-                // callback's contract is the caller's.
-                unsafe { each(data, g.rec(len, i)) };
-            }
+            // SAFETY: a record of the table, under ftrace_lock; the
+            // callback's contract is the caller's.
+            unsafe { each(data, g.rec(g.len(), i)) };
         }
-        // SAFETY: `plan` moves records within the first `len` of the group
-        // (`removal()` checked the range), overlapping as memmove allows;
-        // we hold ftrace_lock, so nobody else writes them.
-        unsafe {
-            let recs = ptr::addr_of!((*g.as_ptr()).records).read();
-            ptr::copy(recs.add(plan.from), recs.add(plan.to), plan.count);
-        }
-        g.set_len(plan.len);
-        removed = removed.saturating_add(len.saturating_sub(plan.len));
-        if plan.len == 0 {
-            walk.unlink(g);
-            continue;
-        }
-        walk.keep(g);
-    }
-    (walk.taken, removed)
+    });
+    table.into_taken(out.records)
 }

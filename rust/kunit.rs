@@ -429,7 +429,8 @@ mod tests {
             assert_eq!(crate::kenv::word(unsafe { (*rec).ip }), ip);
         }
 
-        // Take out sites 100..550 (across both groups), then the rest.
+        // Take out sites 100..550 (across both groups), then 0..100 (the
+        // first group empties), then the rest.
         let mut head: *mut FtracePage = built.first;
         let mut tail: *mut FtracePage = built.last;
         unsafe extern "C" fn count(data: *mut c_void, _rec: *mut bindings::dyn_ftrace) {
@@ -438,7 +439,7 @@ mod tests {
         }
         let mut seen = 0usize;
         // SAFETY: our private chain; nobody else sees it.
-        let (taken, n) = unsafe {
+        let taken = unsafe {
             remove_range(
                 &mut head,
                 &mut tail,
@@ -448,9 +449,9 @@ mod tests {
                 core::ptr::addr_of_mut!(seen).cast(),
             )
         };
-        assert_eq!((n, seen), (450, 450));
+        assert_eq!((taken.records, seen), (450, 450));
         // No group is empty yet.
-        assert!(taken.is_null());
+        assert!(taken.first.is_null() && taken.last.is_null());
         let mut left = KVec::new();
         let mut next = head;
         // SAFETY: our private chain.
@@ -466,8 +467,30 @@ mod tests {
         assert_eq!(&left[100..], &ips[550..]);
         // SAFETY: as above.
         assert!(unsafe { lookup(head, ips[300], ips[300]) }.is_null());
+
         // SAFETY: as above.
-        let (taken, n) = unsafe {
+        let first = unsafe {
+            remove_range(
+                &mut head,
+                &mut tail,
+                ips[0],
+                ips[99],
+                None,
+                core::ptr::null_mut(),
+            )
+        };
+        assert_eq!(first.records, 100);
+        // The emptied first group is out of the list, but a reader still
+        // on it would go on to the group after it.
+        assert!(!first.first.is_null() && first.first == first.last);
+        // SAFETY: the group taken out, still ours.
+        let g = unsafe { Group::from_raw(first.first) }.unwrap();
+        assert_eq!(g.len(), 0);
+        assert_eq!(g.next(), head);
+        assert!(!head.is_null() && head == tail);
+
+        // SAFETY: as above.
+        let rest = unsafe {
             remove_range(
                 &mut head,
                 &mut tail,
@@ -477,20 +500,15 @@ mod tests {
                 core::ptr::null_mut(),
             )
         };
-        assert_eq!(n, 150);
+        assert_eq!(rest.records, 50);
         // Every group went.
         assert!(head.is_null() && tail.is_null());
-        let mut groups = 0;
-        let mut next = taken;
-        // SAFETY: the groups taken out, ours.
-        while let Some(g) = unsafe { Group::from_raw(next) } {
-            assert_eq!(g.len(), 0);
-            groups += 1;
-            next = g.next();
-        }
-        assert_eq!(groups, lens.len());
+        assert_eq!(lens.len(), 2);
         // SAFETY: our groups, unreachable from anywhere else.
-        unsafe { crate::ktable::free_groups(taken) };
+        unsafe {
+            crate::ktable::free_taken(first);
+            crate::ktable::free_taken(rest);
+        }
     }
 
     #[test]

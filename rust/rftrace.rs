@@ -521,36 +521,56 @@ pub unsafe extern "C" fn rftrace_lookup_rec(
 }
 
 /// `ftrace_release_mod()`: takes the page groups of `module` out of the
-/// table and returns them, linked, to be freed after an RCU grace period;
-/// subtracts their records from `*records`.
+/// table and subtracts their records from `*records`. Returns the first
+/// group taken out and stores the last in `*last`: they are linked, but
+/// `(*last)->next` still points into the table for the readers on them;
+/// after an RCU grace period the caller sets it to null and frees them.
 ///
 /// # Safety
 ///
-/// As for `ktable::unlink_module()`; `records` is valid.
+/// As for `ktable::unlink_module()`; `last` and `records` are valid.
 #[no_mangle]
 pub unsafe extern "C" fn rftrace_unlink_module(
     head: *mut *mut ktable::FtracePage,
     tail: *mut *mut ktable::FtracePage,
     module: *mut bindings::module,
+    last: *mut *mut ktable::FtracePage,
     records: *mut c_ulong,
 ) -> *mut ktable::FtracePage {
     // SAFETY: the caller's contract is `unlink_module()`'s.
-    let (taken, n) = unsafe { ktable::unlink_module(head, tail, module) };
-    bump(&STATS.records_released, n as u64);
-    // SAFETY: a valid counter, under ftrace_lock.
-    unsafe { records.write(records.read().saturating_sub(n as c_ulong)) };
-    taken
+    let taken = unsafe { ktable::unlink_module(head, tail, module) };
+    // SAFETY: valid out pointers (function contract), under ftrace_lock.
+    unsafe { hand_over(&taken, last, records) }
 }
 
-/// `ftrace_free_mem()`: takes the records touching `[start, end]` out of
-/// the table, calling `each(data, rec)` on each first, and returns the
-/// groups left empty, linked, to be freed after an RCU grace period;
-/// subtracts the records from `*records`. In the shadow mode the C lookup
-/// must then find nothing in the range.
+/// Counts what went, and stores the last group and the record count.
 ///
 /// # Safety
 ///
-/// As for `ktable::remove_range()`; `records` is valid.
+/// `last` and `records` are valid, and the caller holds `ftrace_lock`.
+unsafe fn hand_over(
+    taken: &ktable::Taken,
+    last: *mut *mut ktable::FtracePage,
+    records: *mut c_ulong,
+) -> *mut ktable::FtracePage {
+    bump(&STATS.records_released, taken.records as u64);
+    // SAFETY: the function's contract.
+    unsafe {
+        last.write(taken.last);
+        records.write(records.read().saturating_sub(taken.records as c_ulong));
+    }
+    taken.first
+}
+
+/// `ftrace_free_mem()`: takes the records touching `[start, end]` out of
+/// the table, calling `each(data, rec)` on each first, and subtracts them
+/// from `*records`. Groups left empty are taken out and handed back as
+/// `rftrace_unlink_module()` does. In the shadow mode the C lookup must
+/// then find nothing in the range.
+///
+/// # Safety
+///
+/// As for `ktable::remove_range()`; `last` and `records` are valid.
 #[no_mangle]
 pub unsafe extern "C" fn rftrace_remove_range(
     head: *mut *mut ktable::FtracePage,
@@ -559,14 +579,12 @@ pub unsafe extern "C" fn rftrace_remove_range(
     end: c_ulong,
     each: Option<ktable::EachRec>,
     data: *mut c_void,
+    last: *mut *mut ktable::FtracePage,
     records: *mut c_ulong,
 ) -> *mut ktable::FtracePage {
     let (s, e) = (kenv::word(start), kenv::word(end));
     // SAFETY: the caller's contract is `remove_range()`'s.
-    let (taken, n) = unsafe { ktable::remove_range(head, tail, s, e, each, data) };
-    bump(&STATS.records_released, n as u64);
-    // SAFETY: a valid counter, under ftrace_lock.
-    unsafe { records.write(records.read().saturating_sub(n as c_ulong)) };
+    let taken = unsafe { ktable::remove_range(head, tail, s, e, each, data) };
     if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) && s <= e {
         // SAFETY: we hold ftrace_lock.
         let left = unsafe { ktable::ftrace_c_lookup_rec(start, end) };
@@ -578,7 +596,8 @@ pub unsafe extern "C" fn rftrace_remove_range(
             ));
         }
     }
-    taken
+    // SAFETY: valid out pointers (function contract), under ftrace_lock.
+    unsafe { hand_over(&taken, last, records) }
 }
 
 /// `ftrace_update_record()` (`update`) and `ftrace_test_record()`.

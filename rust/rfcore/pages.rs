@@ -67,7 +67,10 @@ impl Geometry {
             .and_then(|bytes| bytes.checked_add(self.page_size.checked_sub(1)?))
             .and_then(|bytes| bytes.checked_div(self.page_size))
             .unwrap_or(usize::MAX);
-        pages.checked_ilog2().unwrap_or_default().min(self.max_order)
+        pages
+            .checked_ilog2()
+            .unwrap_or_default()
+            .min(self.max_order)
     }
 }
 
@@ -84,7 +87,7 @@ pub fn group_may_hold(first_ip: u64, last_ip: u64, start: u64, end: u64, insn_si
 /// range at the insertion point when no record is touched.
 pub fn hits(
     len: usize,
-    ip_at: impl Fn(usize) -> u64,
+    mut ip_at: impl FnMut(usize) -> u64,
     start: u64,
     end: u64,
     insn_size: u64,
@@ -105,7 +108,7 @@ pub fn hits(
 /// The first record touching `[start, end]`, as [`hits`] finds it.
 pub fn first_hit(
     len: usize,
-    ip_at: impl Fn(usize) -> u64,
+    ip_at: impl FnMut(usize) -> u64,
     start: u64,
     end: u64,
     insn_size: u64,
@@ -120,7 +123,7 @@ pub fn first_hit(
 
 /// The number of leading indices in `0..len` for which `pred` holds,
 /// `pred` being true on a prefix and false after it.
-fn partition_point(len: usize, pred: impl Fn(usize) -> bool) -> usize {
+fn partition_point(len: usize, mut pred: impl FnMut(usize) -> bool) -> usize {
     let (mut lo, mut hi) = (0usize, len);
     while lo < hi {
         // No overflow: lo < hi <= len.
@@ -176,4 +179,141 @@ pub fn remove_range<R: Copy>(recs: &mut [R], len: usize, range: Range<usize>) ->
     let src = plan.from..plan.from.checked_add(plan.count)?;
     recs.copy_within(src, plan.to);
     Some(plan.len)
+}
+
+/// The list of groups, as a reader walks it.
+pub trait Walk {
+    /// A handle on one group.
+    type Group: Copy + PartialEq;
+
+    /// The first group, `None` for an empty table.
+    fn first(&mut self) -> Option<Self::Group>;
+    /// The group after `g`.
+    fn next(&mut self, g: Self::Group) -> Option<Self::Group>;
+    /// The number of records in `g`.
+    fn len(&mut self, g: Self::Group) -> usize;
+    /// The address of record `i` of `g` (`i` below `len(g)`).
+    fn ip_at(&mut self, g: Self::Group, i: usize) -> u64;
+}
+
+/// The list of groups, as its owner (under `ftrace_lock`) changes it.
+pub trait Table: Walk {
+    /// Takes `g` out of the list: the link to it (the head if `prev` is
+    /// `None`, else `prev`'s) now points at `g`'s next, and if `g` was the
+    /// last group, `prev` becomes the last. `g` is kept aside, its records
+    /// and its own link untouched, until readers are done with it.
+    fn take(&mut self, prev: Option<Self::Group>, g: Self::Group);
+    /// Takes records out of `g` as `plan` says (moving the later ones
+    /// down first, then setting the new length).
+    fn shrink(&mut self, g: Self::Group, plan: Removal);
+}
+
+/// The first record touching `[start, end]`: its group and index.
+pub fn lookup<W: Walk>(
+    t: &mut W,
+    start: u64,
+    end: u64,
+    insn_size: u64,
+) -> Option<(W::Group, usize)> {
+    let mut at = t.first();
+    while let Some(g) = at {
+        let len = t.len(g);
+        if let Some(last) = len.checked_sub(1) {
+            let (lo, hi) = (t.ip_at(g, 0), t.ip_at(g, last));
+            if group_may_hold(lo, hi, start, end, insn_size) {
+                let r = hits(len, |i| t.ip_at(g, i), start, end, insn_size);
+                if r.start < r.end {
+                    return Some((g, r.start));
+                }
+            }
+        }
+        at = t.next(g);
+    }
+    None
+}
+
+/// What a walk took out of the table.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Released {
+    /// Groups taken out of the list.
+    pub groups: usize,
+    /// Records taken out (those of the groups, or out of their groups).
+    pub records: usize,
+    /// The first group matched but was kept: the core kernel's groups come
+    /// first, so this is a broken table, reported by the caller.
+    pub kept_first: bool,
+}
+
+/// Takes out every group whose first record `belongs` (a module's groups
+/// when it goes), except the first group of the table.
+pub fn take_groups<T: Table>(t: &mut T, mut belongs: impl FnMut(u64) -> bool) -> Released {
+    let mut out = Released::default();
+    let mut prev = None;
+    let mut at = t.first();
+    while let Some(g) = at {
+        let next = t.next(g);
+        let len = t.len(g);
+        if len > 0 && belongs(t.ip_at(g, 0)) {
+            if prev.is_none() {
+                out.kept_first = true;
+            } else {
+                t.take(prev, g);
+                out.groups = out.groups.saturating_add(1);
+                out.records = out.records.saturating_add(len);
+                at = next;
+                continue;
+            }
+        }
+        prev = Some(g);
+        at = next;
+    }
+    out
+}
+
+/// Takes the records touching `[start, end]` out of their groups (freed
+/// init text), calling `each(group, index)` on each first; groups left
+/// empty are taken out of the list.
+pub fn take_records<T: Table>(
+    t: &mut T,
+    start: u64,
+    end: u64,
+    insn_size: u64,
+    mut each: impl FnMut(&mut T, T::Group, usize),
+) -> Released {
+    let mut out = Released::default();
+    let mut prev = None;
+    let mut at = t.first();
+    while let Some(g) = at {
+        let next = t.next(g);
+        let len = t.len(g);
+        let hit = match len.checked_sub(1) {
+            Some(last)
+                if group_may_hold(t.ip_at(g, 0), t.ip_at(g, last), start, end, insn_size) =>
+            {
+                hits(len, |i| t.ip_at(g, i), start, end, insn_size)
+            }
+            _ => 0..0,
+        };
+        let plan = match removal(len, hit.clone()) {
+            Some(plan) if plan.len < len => plan,
+            _ => {
+                prev = Some(g);
+                at = next;
+                continue;
+            }
+        };
+        for i in hit {
+            each(t, g, i);
+        }
+        t.shrink(g, plan);
+        out.records = out.records.saturating_add(len - plan.len);
+        if plan.len == 0 {
+            t.take(prev, g);
+            out.groups = out.groups.saturating_add(1);
+        } else {
+            prev = Some(g);
+        }
+        at = next;
+    }
+    out
 }

@@ -7,7 +7,10 @@
 use std::vec::Vec;
 
 use super::util::{note, seed, Rng};
-use crate::rfcore::pages::{first_hit, group_may_hold, hits, remove_range, Geometry};
+use crate::rfcore::pages::{
+    first_hit, group_may_hold, hits, lookup, remove_range, take_groups, take_records, Geometry,
+    Removal, Table, Walk,
+};
 
 const X86: Geometry = Geometry {
     entry_size: 16,
@@ -135,7 +138,7 @@ fn group_sizes() {
 
 #[test]
 fn removal_keeps_the_rest_in_order() {
-    let base = seed(0x4e30_0e);
+    let base = seed(0x004e_300e);
     let mut rng = Rng::new(base);
     for _ in 0..2000 {
         let cap = 1 + rng.below(30) as usize;
@@ -157,4 +160,230 @@ fn removal_keeps_the_rest_in_order() {
     }
     let mut short = [1u64, 2];
     assert_eq!(remove_range(&mut short, 3, 0..1), None);
+}
+
+/// A table in plain vectors: groups in an arena, linked by index, with a
+/// head, a tail (the kernel's `ftrace_pages`) and the groups taken out.
+struct VecTable {
+    recs: Vec<Vec<u64>>,
+    next: Vec<Option<usize>>,
+    head: Option<usize>,
+    tail: Option<usize>,
+    taken: Vec<usize>,
+}
+
+impl Walk for VecTable {
+    type Group = usize;
+    fn first(&mut self) -> Option<usize> {
+        self.head
+    }
+    fn next(&mut self, g: usize) -> Option<usize> {
+        self.next[g]
+    }
+    fn len(&mut self, g: usize) -> usize {
+        self.recs[g].len()
+    }
+    fn ip_at(&mut self, g: usize, i: usize) -> u64 {
+        self.recs[g][i]
+    }
+}
+
+impl Table for VecTable {
+    fn take(&mut self, prev: Option<usize>, g: usize) {
+        match prev {
+            Some(p) => self.next[p] = self.next[g],
+            None => self.head = self.next[g],
+        }
+        if self.tail == Some(g) {
+            self.tail = prev;
+        }
+        self.taken.push(g);
+    }
+    fn shrink(&mut self, g: usize, plan: Removal) {
+        let v = &mut self.recs[g];
+        let len = v.len();
+        let gone = len - plan.len;
+        assert_eq!(
+            (plan.from, plan.count),
+            (plan.to + gone, len - plan.to - gone)
+        );
+        let got = remove_range(v, len, plan.to..plan.to + gone).unwrap();
+        assert_eq!(got, plan.len);
+        v.truncate(plan.len);
+    }
+}
+
+impl VecTable {
+    /// Appends the sites (sorted) as new groups of `geo`'s sizes.
+    fn append(&mut self, geo: &Geometry, sites: &[u64]) {
+        let mut rest = sites;
+        while !rest.is_empty() {
+            let order = geo.first_order(rest.len());
+            let take = geo.entries(order).unwrap().min(rest.len());
+            let g = self.recs.len();
+            self.recs.push(rest[..take].to_vec());
+            self.next.push(None);
+            match self.tail {
+                Some(t) => self.next[t] = Some(g),
+                None => self.head = Some(g),
+            }
+            self.tail = Some(g);
+            rest = &rest[take..];
+        }
+    }
+
+    /// The groups in list order.
+    fn groups(&self) -> Vec<usize> {
+        let mut v = Vec::new();
+        let mut at = self.head;
+        while let Some(g) = at {
+            v.push(g);
+            at = self.next[g];
+        }
+        v
+    }
+
+    fn all(&self) -> Vec<u64> {
+        self.groups()
+            .iter()
+            .flat_map(|&g| self.recs[g].clone())
+            .collect()
+    }
+}
+
+/// Random tables of a core part and modules coming and going, with init
+/// text freed: after every step the records are what a flat list of the
+/// live sites says, the tail is the last group, no group is empty, and
+/// lookups equal a scan of the flat list.
+#[test]
+fn table_walks_match_a_flat_list() {
+    let base = seed(0x7ab1_e5ee);
+    let mut rng = Rng::new(base);
+    // Small pages, so that tables have many groups.
+    let geo = Geometry {
+        entry_size: 16,
+        page_size: 256,
+        max_order: 3,
+    };
+    let (mut steps, mut taken_groups, mut taken_recs) = (0u32, 0usize, 0usize);
+    for _ in 0..300 {
+        let mut t = VecTable {
+            recs: Vec::new(),
+            next: Vec::new(),
+            head: None,
+            tail: None,
+            taken: Vec::new(),
+        };
+        // (base, sites): the core at 0x10000, module m at 0x100000 * (m + 1).
+        let mut parts: Vec<(u64, Vec<u64>)> = Vec::new();
+        let n = 1 + rng.below(120) as usize;
+        let core = sites(&mut rng, n, 5)
+            .iter()
+            .map(|ip| ip + 0x10000)
+            .collect::<Vec<_>>();
+        t.append(&geo, &core);
+        parts.push((0x10000, core));
+        let mut next_mod = 1u64;
+        for _ in 0..30 {
+            match rng.below(4) {
+                0 => {
+                    // A module loads.
+                    let at = 0x100000 * next_mod;
+                    next_mod += 1;
+                    let n = rng.below(70) as usize;
+                    let s: Vec<u64> = sites(&mut rng, n, 5).iter().map(|ip| ip + at).collect();
+                    t.append(&geo, &s);
+                    parts.push((at, s));
+                }
+                1 if parts.len() > 1 => {
+                    // A module goes.
+                    let k = 1 + rng.below(parts.len() as u64 - 1) as usize;
+                    let (at, s) = parts.remove(k);
+                    let r = take_groups(&mut t, |ip| ip >= at && ip < at + 0x100000);
+                    assert!(!r.kept_first);
+                    // Its groups are those holding its remaining sites.
+                    assert_eq!(r.records, s.len());
+                    taken_groups += r.groups;
+                    taken_recs += r.records;
+                }
+                2 => {
+                    // Init text freed: a range of one part.
+                    let k = rng.below(parts.len() as u64) as usize;
+                    let (at, s) = &mut parts[k];
+                    let mut lo = *at + 0x1000 + rng.below(0x400);
+                    if k == 0 {
+                        // The core kernel keeps its first site (its text
+                        // is not all init text).
+                        lo = lo.max(s[0] + 5);
+                    }
+                    let hi = lo + rng.below(0x600);
+                    let mut seen = Vec::new();
+                    let r = take_records(&mut t, lo, hi, 5, |t, g, i| {
+                        seen.push(t.ip_at(g, i));
+                    });
+                    let gone: Vec<u64> = s
+                        .iter()
+                        .copied()
+                        .filter(|&ip| ip + 5 > lo && ip <= hi)
+                        .collect();
+                    assert_eq!(seen, gone);
+                    assert_eq!(r.records, gone.len());
+                    s.retain(|&ip| !(ip + 5 > lo && ip <= hi));
+                    taken_groups += r.groups;
+                    taken_recs += r.records;
+                }
+                _ => {
+                    // Lookups.
+                    let flat: Vec<u64> = parts.iter().flat_map(|(_, s)| s.clone()).collect();
+                    for _ in 0..20 {
+                        let k = rng.below(parts.len() as u64) as usize;
+                        let start = parts[k].0 + 0x1000 + rng.below(0x600);
+                        let end = start + rng.below(12);
+                        let want = flat.iter().copied().find(|&ip| ip + 5 > start && ip <= end);
+                        let got = lookup(&mut t, start, end, 5).map(|(g, i)| t.recs[g][i]);
+                        assert_eq!(got, want, "[{start:#x}, {end:#x}]");
+                    }
+                }
+            }
+            steps += 1;
+            // The table is the parts' sites, in order; no empty group; the
+            // tail is the last group; taken groups are off the list.
+            let flat: Vec<u64> = parts.iter().flat_map(|(_, s)| s.clone()).collect();
+            assert_eq!(t.all(), flat);
+            let groups = t.groups();
+            assert!(groups.iter().all(|&g| !t.recs[g].is_empty()));
+            assert_eq!(t.tail, groups.last().copied());
+            assert!(t.taken.iter().all(|g| !groups.contains(g)));
+        }
+    }
+    assert!(taken_groups > 100 && taken_recs > 1000);
+    note(&std::format!(
+        "pages: seed {base:#x}: {steps} table steps, {taken_groups} groups and {taken_recs} records taken out"
+    ));
+}
+
+/// A table whose first group looks like a module's keeps it.
+#[test]
+fn the_first_group_is_never_taken() {
+    let geo = Geometry {
+        entry_size: 16,
+        page_size: 64,
+        max_order: 0,
+    };
+    let mut t = VecTable {
+        recs: Vec::new(),
+        next: Vec::new(),
+        head: None,
+        tail: None,
+        taken: Vec::new(),
+    };
+    t.append(&geo, &[0x100, 0x110, 0x120, 0x130, 0x140]);
+    let r = take_groups(&mut t, |ip| ip < 0x135);
+    assert!(r.kept_first);
+    assert_eq!((r.groups, r.records), (0, 0));
+    // The second group starts at 0x140: not matched.
+    assert_eq!(t.all().len(), 5);
+    let r = take_groups(&mut t, |_| true);
+    assert_eq!((r.groups, r.records, r.kept_first), (1, 1, true));
+    assert_eq!(t.tail, t.head);
 }
