@@ -180,12 +180,13 @@ if [ $run_ftracetest = 1 ]; then
 	"$top/scripts/ftracetest.sh" "$variant" "${args[@]}" 2>&1 | tee "$ftlog"
 	logs=$(sed -n 's/^logs:[[:space:]]*//p' "$ftlog" | tail -1)
 	# Known racy files (selftests/expected/x86_64-flaky.list, each with
-	# its reason) that ended FAIL get two more tries on a fresh boot.
+	# its reason) that ended FAIL get up to four more tries, each on a
+	# fresh boot.
 	flaky=$top/selftests/expected/$arch-flaky.list
 	[ -f "$flaky" ] || flaky=/dev/null
 	for t in $(grep -v '^#' "$flaky" | awk 'NF { print $1 }'); do
 		[ "$(awk -v t="$t" '$1 == t { print $2 }' "$res")" = FAIL ] || continue
-		for try in 1 2; do
+		for try in 1 2 3 4; do
 			rres=$BUILD/ftracetest-$atag$variant-retry.results
 			"$top/scripts/ftracetest.sh" "$variant" --only "$t" --jobs 1 \
 				--out "$rres" --outdir "$logs/retry-$try" >/dev/null 2>&1 || true
