@@ -49,17 +49,12 @@ unsigned long rftrace_get_addr_new(struct dyn_ftrace *rec);
 unsigned long rftrace_get_addr_curr(struct dyn_ftrace *rec);
 struct ftrace_ops *rftrace_find_unique_ops(struct dyn_ftrace *rec);
 /*
- * ftrace_process_locs(): check the call-site list [@start, @end) of @mod
- * (NULL: the core kernel) before records are made of it; sorts it if
- * needed and zeroes the entries that must not become records.
- */
-void rftrace_scan_locs(struct module *mod, unsigned long *start,
-		       unsigned long *end);
-/*
- * The record table.  rftrace_build_table(): after rftrace_scan_locs(),
- * allocates exactly the page groups the kept sites of [@start, @end) need
- * and fills them (not linked anywhere yet): *@first and *@last, the pages
- * used and the records made; 0 or -ENOMEM.  The others run under
+ * The record table.  rftrace_build_table(): for ftrace_process_locs(),
+ * checks the call-site list [@start, @end) of @mod (NULL: the core
+ * kernel), sorting it if needed and zeroing and reporting the entries that
+ * must not become records, then allocates exactly the page groups the kept
+ * sites need and fills them (not linked anywhere yet): *@first and *@last,
+ * the pages used and the records made; 0 or -ENOMEM.  The others run under
  * ftrace_lock: rftrace_unlink_module() takes the groups of @mod out of the
  * table, rftrace_remove_range() the records in [@start, @end] (@each is
  * called on each before it goes) and the groups left empty.  Both return

@@ -178,22 +178,28 @@ impl Group {
     }
 }
 
-/// The table as a reader walks it, from a head group.
+/// The table's groups, reached through the link to the first one.
+///
+/// `M` is what the holder may do besides reading: `()` for a reader,
+/// [`Writer`] for the owner, which takes groups and records out.
 ///
 /// # Invariants
 ///
-/// Every group reachable from `head` is live for as long as the walk is
-/// used (an RCU read-side section, `ftrace_lock`, or a private chain).
-struct Reader {
-    head: *mut FtracePage,
+/// `head` is valid for reads, and every group reachable from it is live
+/// for as long as the walk is used (an RCU read-side section,
+/// `ftrace_lock`, or a private chain). With [`Writer`], see its invariants.
+struct Groups<M> {
+    head: *mut *mut FtracePage,
+    mode: M,
 }
 
-impl Walk for Reader {
+impl<M> Walk for Groups<M> {
     type Group = Group;
 
     fn first(&mut self) -> Option<Group> {
-        // SAFETY: reachable groups are live (type invariants).
-        unsafe { Group::from_raw(self.head) }
+        // SAFETY: `head` is readable and reachable groups are live (type
+        // invariants).
+        unsafe { Group::from_raw(self.head.read()) }
     }
 
     fn next(&mut self, g: Group) -> Option<Group> {
@@ -222,8 +228,12 @@ pub(crate) unsafe fn lookup(
     start: u64,
     end: u64,
 ) -> *mut bindings::dyn_ftrace {
-    // The type invariants of `Reader` are the caller's contract.
-    let mut walk = Reader { head };
+    let mut first = head;
+    // The type invariants of `Groups` are the caller's contract.
+    let mut walk = Groups {
+        head: &mut first,
+        mode: (),
+    };
     match pages::lookup(&mut walk, start, end, INSN_SIZE) {
         Some((g, i)) => g.rec(g.len(), i),
         None => ptr::null_mut(),
@@ -299,32 +309,23 @@ pub(crate) enum BuildError {
     Inconsistent,
 }
 
-/// The patch site of a call-site list entry that becomes a record: a
-/// non-zero address in the text (the core kernel's dropped weak functions
-/// are not), moved to its patch site by the architecture.
-fn site_of(text: &mut KernelText, entry: c_ulong) -> Option<u64> {
-    let addr = word(entry);
-    if addr == 0 || !text.in_text(addr) {
-        return None;
-    }
-    text.adjust(addr)
-}
-
 /// Makes the records of the checked call-site list `[start, end)` of
-/// `module` (null: the core kernel) in new groups: exactly as many records
-/// as the list has sites to keep (non-zero entries in the text, moved to
-/// their patch site by the architecture), in list order.
+/// `module` (null: the core kernel) in new groups: one record for each of
+/// its `count` non-zero entries (the sites `rfcore::table::scan()` kept),
+/// moved to its patch site by the architecture, in list order.
 ///
 /// # Safety
 ///
 /// `[start, end)` is the aligned call-site list of `module` (or of the
-/// core kernel), already checked by `rftrace_scan_locs()`, which nobody
-/// changes during the call, and `module` is null or the module being
-/// loaded.
+/// core kernel), already checked by `rfcore::table::scan()` (which zeroes
+/// every entry that must not become a record and counts the others as
+/// `kept`), which nobody changes during the call, and `module` is null or
+/// the module being loaded.
 pub(crate) unsafe fn build(
     module: *mut bindings::module,
     start: *const c_ulong,
     end: *const c_ulong,
+    count: usize,
 ) -> Result<Built, BuildError> {
     let bytes = (end as usize).saturating_sub(start as usize);
     let len = bytes / core::mem::size_of::<c_ulong>();
@@ -334,20 +335,13 @@ pub(crate) unsafe fn build(
         pages: 0,
         records: 0,
     };
-    if start.is_null() || len == 0 {
+    if start.is_null() || len == 0 || count == 0 {
         return Ok(none);
     }
     // SAFETY: by the function's contract the range is a valid, aligned
     // array of `len` words that nobody writes during the call.
     let list = unsafe { core::slice::from_raw_parts(start, len) };
     let mut text = KernelText(module);
-    let count = list
-        .iter()
-        .filter(|&&entry| site_of(&mut text, entry).is_some())
-        .count();
-    if count == 0 {
-        return Ok(none);
-    }
 
     let geo = geometry();
     let mut chain = Chain {
@@ -379,9 +373,12 @@ pub(crate) unsafe fn build(
     let mut filled = 0usize;
     let mut made = 0usize;
     for &entry in list {
-        let Some(site) = site_of(&mut text, entry) else {
+        let addr = word(entry);
+        if addr == 0 {
             continue;
-        };
+        }
+        // The scan kept the entry, so the architecture can patch it.
+        let site = text.adjust(addr).ok_or(BuildError::Inconsistent)?;
         if filled == cap {
             group.set_len(filled);
             // SAFETY: the next group of our chain (or null).
@@ -415,7 +412,8 @@ pub(crate) unsafe fn build(
     })
 }
 
-/// The kernel's table, as its owner changes it.
+/// What the owner of the table (under `ftrace_lock`) keeps while it takes
+/// groups and records out.
 ///
 /// Groups taken out keep their `next` link until readers are done with
 /// them: a reader standing on one goes on into the table as if the group
@@ -429,11 +427,11 @@ pub(crate) unsafe fn build(
 ///
 /// # Invariants
 ///
-/// `head` and `tail` are `&ftrace_pages_start` and `&ftrace_pages` (or a
-/// private chain's), and the holder has `ftrace_lock` (or owns the chain):
-/// it is the only writer, and every group on the list is live.
-struct Owner {
-    head: *mut *mut FtracePage,
+/// In a `Groups<Writer>`, `head` and `tail` are `&ftrace_pages_start` and
+/// `&ftrace_pages` (or a private chain's), and the holder has
+/// `ftrace_lock` (or owns the chain): it is the only writer, and every
+/// group on the list is live.
+struct Writer {
     tail: *mut *mut FtracePage,
     /// The first group of the chain of groups taken out.
     taken: *mut FtracePage,
@@ -443,58 +441,35 @@ struct Owner {
     strays: usize,
 }
 
-impl Walk for Owner {
-    type Group = Group;
-
-    fn first(&mut self) -> Option<Group> {
-        // SAFETY: `head` is valid and the groups on the list are live
-        // (type invariants).
-        unsafe { Group::from_raw(self.head.read()) }
-    }
-
-    fn next(&mut self, g: Group) -> Option<Group> {
-        // SAFETY: as in `first()`.
-        unsafe { Group::from_raw(g.next()) }
-    }
-
-    fn len(&mut self, g: Group) -> usize {
-        g.len()
-    }
-
-    fn ip_at(&mut self, g: Group, i: usize) -> u64 {
-        g.ip_at(g.len(), i)
-    }
-}
-
-impl Table for Owner {
+impl Table for Groups<Writer> {
     fn take(&mut self, prev: Option<Group>, g: Group) {
-        // Before the link changes: does `g` follow the run directly?
-        let adjacent = self.run_last.is_some_and(|last| last.next() == g.as_ptr());
         let link = match prev {
             // SAFETY: `prev` is a live group on the list (type invariants).
             Some(p) => unsafe { ptr::addr_of_mut!((*p.as_ptr()).next) },
             None => self.head,
         };
+        let w = &mut self.mode;
+        // Before the link changes: does `g` follow the run directly?
+        let adjacent = w.run_last.is_some_and(|last| last.next() == g.as_ptr());
         // SAFETY: `link` and `tail` are valid and we are the only writer
         // (type invariants). One store takes the group off the list for
         // new readers; `g`'s own link is left for those already on it.
         unsafe {
             ptr::write_volatile(link, g.next());
-            if self.tail.read() == g.as_ptr() {
-                self.tail
-                    .write(prev.map_or(ptr::null_mut(), |p| p.as_ptr()));
+            if w.tail.read() == g.as_ptr() {
+                w.tail.write(prev.map_or(ptr::null_mut(), |p| p.as_ptr()));
             }
         }
-        match self.run_last {
+        match w.run_last {
             None => {
-                self.taken = g.as_ptr();
-                self.run_last = Some(g);
+                w.taken = g.as_ptr();
+                w.run_last = Some(g);
             }
-            Some(_) if adjacent => self.run_last = Some(g),
+            Some(_) if adjacent => w.run_last = Some(g),
             Some(_) => {
-                g.set_next(self.taken);
-                self.taken = g.as_ptr();
-                self.strays = self.strays.saturating_add(1);
+                g.set_next(w.taken);
+                w.taken = g.as_ptr();
+                w.strays = w.strays.saturating_add(1);
             }
         }
     }
@@ -527,30 +502,33 @@ pub(crate) struct Taken {
     pub(crate) records: usize,
 }
 
-impl Owner {
+impl Groups<Writer> {
     /// # Safety
     ///
-    /// As the type invariants require, for as long as the `Owner` is used.
-    unsafe fn new(head: *mut *mut FtracePage, tail: *mut *mut FtracePage) -> Self {
-        Owner {
+    /// As the type invariants require, for as long as the walk is used.
+    unsafe fn owner(head: *mut *mut FtracePage, tail: *mut *mut FtracePage) -> Self {
+        Groups {
             head,
-            tail,
-            taken: ptr::null_mut(),
-            run_last: None,
-            strays: 0,
+            mode: Writer {
+                tail,
+                taken: ptr::null_mut(),
+                run_last: None,
+                strays: 0,
+            },
         }
     }
 
     fn into_taken(self, records: usize) -> Taken {
-        if self.strays > 0 {
+        let w = self.mode;
+        if w.strays > 0 {
             kernel::pr_warn!(
                 "record table: {} groups taken out were not next to the others\n",
-                self.strays
+                w.strays
             );
         }
         Taken {
-            first: self.taken,
-            last: self.run_last.map_or(ptr::null_mut(), |g| g.as_ptr()),
+            first: w.taken,
+            last: w.run_last.map_or(ptr::null_mut(), |g| g.as_ptr()),
             records,
         }
     }
@@ -569,7 +547,7 @@ pub(crate) unsafe fn unlink_module(
     module: *mut bindings::module,
 ) -> Taken {
     // SAFETY: the function's contract is the type invariants.
-    let mut table = unsafe { Owner::new(head, tail) };
+    let mut table = unsafe { Groups::owner(head, tail) };
     let out = pages::take_groups(&mut table, |ip| {
         // SAFETY: reads the module's layout; the module is alive.
         unsafe { rftrace_shim_within_module(module, c_word(ip)) }
@@ -601,7 +579,7 @@ pub(crate) unsafe fn remove_range(
     data: *mut c_void,
 ) -> Taken {
     // SAFETY: the function's contract is the type invariants.
-    let mut table = unsafe { Owner::new(head, tail) };
+    let mut table = unsafe { Groups::owner(head, tail) };
     let out = pages::take_records(&mut table, start, end, INSN_SIZE, |_, g, i| {
         if let Some(each) = each {
             // SAFETY: a record of the table, under ftrace_lock; the

@@ -392,9 +392,23 @@ mod tests {
         let data = core::ptr::addr_of!(crate::STATS) as c_ulong;
         list.push(data, GFP_KERNEL).unwrap();
 
+        // The list check first, as the kernel does it: it zeroes the
+        // padding and the non-text entry and counts what it keeps.
+        let report = crate::rfcore::table::scan(
+            &mut crate::kenv::KernelLocs(&mut list[..]),
+            &mut KernelText(core::ptr::null_mut()),
+        );
         let range = list.as_ptr_range();
-        // SAFETY: a private, aligned list of core-kernel entries.
-        let built = unsafe { build(core::ptr::null_mut(), range.start, range.end) }.unwrap();
+        // SAFETY: a private, aligned, checked list of core-kernel entries.
+        let built = unsafe {
+            build(
+                core::ptr::null_mut(),
+                range.start,
+                range.end,
+                report.kept as usize,
+            )
+        }
+        .unwrap();
         assert_eq!(built.records, 600);
         // 600 records of 16 bytes: a group of 2 pages (512), then one page.
         let geo = geometry();

@@ -403,23 +403,21 @@ pub unsafe extern "C" fn rftrace_find_unique_ops(
     rust
 }
 
-/// `ftrace_process_locs()`: checks the call-site list of the core kernel
-/// (`module` null) or of a module before records are made of it; sorts it
-/// if needed and zeroes the entries that must not become records
-/// (duplicates, misaligned sites, addresses outside the text), which the
-/// C loop then skips.
+/// Checks the call-site list of the core kernel (`module` null) or of a
+/// module before records are made of it: sorts it if needed and zeroes
+/// the entries that must not become records (duplicates, misaligned
+/// sites, addresses outside the text), reporting them.
 ///
 /// # Safety
 ///
 /// `[start, end)` is the call-site list of `module` (or of the core
 /// kernel), writable and used by nobody else during the call, and `module`
 /// is null or the module being loaded.
-#[no_mangle]
-pub unsafe extern "C" fn rftrace_scan_locs(
+unsafe fn scan_call_sites(
     module: *mut bindings::module,
     start: *mut c_ulong,
     end: *mut c_ulong,
-) {
+) -> rfcore::table::Report {
     // SAFETY: the caller's contract is `scan_locs()`'s.
     let report = unsafe { kenv::scan_locs(module, start, end) };
     let refused = report.refused();
@@ -437,17 +435,22 @@ pub unsafe extern "C" fn rftrace_scan_locs(
             ));
         }
     }
+    report
 }
 
-/// Builds the records of the checked call-site list `[start, end)` of
-/// `module` (null: the core kernel) in new page groups, not linked into
-/// the table yet: `*first` to `*last`, `*pages` pages, `*recs` records
-/// (0 and null groups when the list has no site). Returns 0 or -ENOMEM
-/// (-EINVAL if the list changed under us).
+/// `ftrace_process_locs()`: checks the call-site list `[start, end)` of
+/// `module` (null: the core kernel), then builds the records of the sites
+/// it keeps in new page groups, not linked into the table yet: `*first`
+/// to `*last`, `*pages` pages, `*recs` records (0 and null groups when
+/// the list has no site). Returns 0 or -ENOMEM (-EINVAL if the list
+/// changed under us).
 ///
 /// # Safety
 ///
-/// As for `ktable::build()`; the out pointers are valid for writes.
+/// `[start, end)` is the call-site list of `module` (or of the core
+/// kernel), writable and used by nobody else during the call, `module` is
+/// null or the module being loaded, and the out pointers are valid for
+/// writes.
 #[no_mangle]
 pub unsafe extern "C" fn rftrace_build_table(
     module: *mut bindings::module,
@@ -458,8 +461,12 @@ pub unsafe extern "C" fn rftrace_build_table(
     pages: *mut c_ulong,
     recs: *mut c_ulong,
 ) -> c_int {
-    // SAFETY: the caller's contract is `build()`'s.
-    let built = unsafe { ktable::build(module, start, end) };
+    // SAFETY: the caller's contract is `scan_call_sites()`'s.
+    let report = unsafe { scan_call_sites(module, start, end) };
+    let kept = usize::try_from(report.kept).unwrap_or(usize::MAX);
+    // SAFETY: the list was just checked by the scan; the rest of the
+    // caller's contract is `build()`'s.
+    let built = unsafe { ktable::build(module, start, end, kept) };
     let (f, l, p, r, ret) = match built {
         Ok(b) => (b.first, b.last, b.pages, b.records, 0),
         Err(e) => {

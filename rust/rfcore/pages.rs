@@ -208,6 +208,24 @@ pub trait Table: Walk {
     fn shrink(&mut self, g: Self::Group, plan: Removal);
 }
 
+/// The records of group `g` touching `[start, end]` (empty when the
+/// group's first and last records already rule it out).
+fn group_hits<W: Walk>(
+    t: &mut W,
+    g: W::Group,
+    start: u64,
+    end: u64,
+    insn_size: u64,
+) -> Range<usize> {
+    let len = t.len(g);
+    match len.checked_sub(1) {
+        Some(last) if group_may_hold(t.ip_at(g, 0), t.ip_at(g, last), start, end, insn_size) => {
+            hits(len, |i| t.ip_at(g, i), start, end, insn_size)
+        }
+        _ => 0..0,
+    }
+}
+
 /// The first record touching `[start, end]`: its group and index.
 pub fn lookup<W: Walk>(
     t: &mut W,
@@ -217,15 +235,9 @@ pub fn lookup<W: Walk>(
 ) -> Option<(W::Group, usize)> {
     let mut at = t.first();
     while let Some(g) = at {
-        let len = t.len(g);
-        if let Some(last) = len.checked_sub(1) {
-            let (lo, hi) = (t.ip_at(g, 0), t.ip_at(g, last));
-            if group_may_hold(lo, hi, start, end, insn_size) {
-                let r = hits(len, |i| t.ip_at(g, i), start, end, insn_size);
-                if r.start < r.end {
-                    return Some((g, r.start));
-                }
-            }
+        let r = group_hits(t, g, start, end, insn_size);
+        if r.start < r.end {
+            return Some((g, r.start));
         }
         at = t.next(g);
     }
@@ -244,29 +256,49 @@ pub struct Released {
     pub kept_first: bool,
 }
 
-/// Takes out every group whose first record `belongs` (a module's groups
-/// when it goes), except the first group of the table.
-pub fn take_groups<T: Table>(t: &mut T, mut belongs: impl FnMut(u64) -> bool) -> Released {
-    let mut out = Released::default();
+/// What a sweep does with a group.
+enum Verdict {
+    Keep,
+    Take,
+}
+
+/// Visits every group in list order, telling `visit` whether the group is
+/// the first of the list, and takes out those it says to. Returns the
+/// number of groups taken out.
+fn sweep<T: Table>(t: &mut T, mut visit: impl FnMut(&mut T, T::Group, bool) -> Verdict) -> usize {
+    let mut taken = 0usize;
     let mut prev = None;
     let mut at = t.first();
     while let Some(g) = at {
         let next = t.next(g);
-        let len = t.len(g);
-        if len > 0 && belongs(t.ip_at(g, 0)) {
-            if prev.is_none() {
-                out.kept_first = true;
-            } else {
+        match visit(t, g, prev.is_none()) {
+            Verdict::Take => {
                 t.take(prev, g);
-                out.groups = out.groups.saturating_add(1);
-                out.records = out.records.saturating_add(len);
-                at = next;
-                continue;
+                taken = taken.saturating_add(1);
             }
+            Verdict::Keep => prev = Some(g),
         }
-        prev = Some(g);
         at = next;
     }
+    taken
+}
+
+/// Takes out every group whose first record `belongs` (a module's groups
+/// when it goes), except the first group of the table.
+pub fn take_groups<T: Table>(t: &mut T, mut belongs: impl FnMut(u64) -> bool) -> Released {
+    let mut out = Released::default();
+    out.groups = sweep(t, |t, g, first| {
+        let len = t.len(g);
+        if len == 0 || !belongs(t.ip_at(g, 0)) {
+            return Verdict::Keep;
+        }
+        if first {
+            out.kept_first = true;
+            return Verdict::Keep;
+        }
+        out.records = out.records.saturating_add(len);
+        Verdict::Take
+    });
     out
 }
 
@@ -281,26 +313,12 @@ pub fn take_records<T: Table>(
     mut each: impl FnMut(&mut T, T::Group, usize),
 ) -> Released {
     let mut out = Released::default();
-    let mut prev = None;
-    let mut at = t.first();
-    while let Some(g) = at {
-        let next = t.next(g);
+    out.groups = sweep(t, |t, g, _| {
         let len = t.len(g);
-        let hit = match len.checked_sub(1) {
-            Some(last)
-                if group_may_hold(t.ip_at(g, 0), t.ip_at(g, last), start, end, insn_size) =>
-            {
-                hits(len, |i| t.ip_at(g, i), start, end, insn_size)
-            }
-            _ => 0..0,
-        };
+        let hit = group_hits(t, g, start, end, insn_size);
         let plan = match removal(len, hit.clone()) {
             Some(plan) if plan.len < len => plan,
-            _ => {
-                prev = Some(g);
-                at = next;
-                continue;
-            }
+            _ => return Verdict::Keep,
         };
         for i in hit {
             each(t, g, i);
@@ -308,12 +326,10 @@ pub fn take_records<T: Table>(
         t.shrink(g, plan);
         out.records = out.records.saturating_add(len - plan.len);
         if plan.len == 0 {
-            t.take(prev, g);
-            out.groups = out.groups.saturating_add(1);
+            Verdict::Take
         } else {
-            prev = Some(g);
+            Verdict::Keep
         }
-        at = next;
-    }
+    });
     out
 }

@@ -214,6 +214,16 @@ impl Table for VecTable {
 }
 
 impl VecTable {
+    fn new() -> Self {
+        VecTable {
+            recs: Vec::new(),
+            next: Vec::new(),
+            head: None,
+            tail: None,
+            taken: Vec::new(),
+        }
+    }
+
     /// Appends the sites (sorted) as new groups of `geo`'s sizes.
     fn append(&mut self, geo: &Geometry, sites: &[u64]) {
         let mut rest = sites;
@@ -267,13 +277,7 @@ fn table_walks_match_a_flat_list() {
     };
     let (mut steps, mut taken_groups, mut taken_recs) = (0u32, 0usize, 0usize);
     for _ in 0..300 {
-        let mut t = VecTable {
-            recs: Vec::new(),
-            next: Vec::new(),
-            head: None,
-            tail: None,
-            taken: Vec::new(),
-        };
+        let mut t = VecTable::new();
         // (base, sites): the core at 0x10000, module m at 0x100000 * (m + 1).
         let mut parts: Vec<(u64, Vec<u64>)> = Vec::new();
         let n = 1 + rng.below(120) as usize;
@@ -370,13 +374,7 @@ fn the_first_group_is_never_taken() {
         page_size: 64,
         max_order: 0,
     };
-    let mut t = VecTable {
-        recs: Vec::new(),
-        next: Vec::new(),
-        head: None,
-        tail: None,
-        taken: Vec::new(),
-    };
+    let mut t = VecTable::new();
     t.append(&geo, &[0x100, 0x110, 0x120, 0x130, 0x140]);
     let r = take_groups(&mut t, |ip| ip < 0x135);
     assert!(r.kept_first);
