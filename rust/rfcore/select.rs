@@ -308,3 +308,195 @@ pub fn addr_curr<L: OpsList, C: Callers>(
         false,
     )
 }
+
+/// What one walk of the ops list tells about a site: the answers of
+/// [`addr_new`], [`addr_curr`] and, when asked for, [`unique_ops`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Gathered<O> {
+    /// What [`addr_new`] answers for the site.
+    pub new: Choice,
+    /// What [`addr_curr`] answers for the site.
+    pub curr: Choice,
+    /// What [`unique_ops`] answers for the site when it was asked for;
+    /// `None` when it was not.
+    pub unique: Option<O>,
+}
+
+/// A route whose direct-table lookup, if it needed one, is done.
+#[derive(Clone, Copy)]
+struct Pending {
+    /// [`Route::Direct`] only with a non-zero `direct`.
+    route: Route,
+    /// The direct trampoline, when `route` is [`Route::Direct`].
+    direct: u64,
+    /// [`Problem::NoDirect`] when the direct entry was missing.
+    problem: Option<Problem>,
+}
+
+/// Looks up the direct trampoline when `route` asks for it, at most once
+/// per site (`cache`), and falls back to `fall` without one.
+fn pending<C: Callers>(
+    callers: &mut C,
+    ip: u64,
+    route: Route,
+    fall: Route,
+    cache: &mut Option<u64>,
+) -> Pending {
+    if route != Route::Direct {
+        return Pending {
+            route,
+            direct: 0,
+            problem: None,
+        };
+    }
+    let addr = match *cache {
+        Some(a) => a,
+        None => {
+            let a = callers.direct(ip);
+            *cache = Some(a);
+            a
+        }
+    };
+    if addr != 0 {
+        Pending {
+            route,
+            direct: addr,
+            problem: None,
+        }
+    } else {
+        Pending {
+            route: fall,
+            direct: 0,
+            problem: Some(Problem::NoDirect),
+        }
+    }
+}
+
+/// The choice of a pending route, given the trampoline of the ops found
+/// for it (`None`: no ops found). `strict` as for [`resolve`].
+fn settle<C: Callers>(callers: &C, p: Pending, tramp: Option<u64>, strict: bool) -> Choice {
+    let mut problem = p.problem;
+    let addr = match p.route {
+        Route::Direct if p.direct != 0 => p.direct,
+        Route::Trampoline => match tramp {
+            Some(t) if t != 0 || !strict => t,
+            _ => {
+                problem = Some(Problem::NoTrampoline);
+                callers.caller()
+            }
+        },
+        Route::RegsCaller => callers.regs_caller(),
+        Route::Caller | Route::Direct => callers.caller(),
+    };
+    Choice { addr, problem }
+}
+
+/// Whether `op` covers `ip`, asking the list at most once per ops.
+fn covers_once<L: OpsList>(list: &mut L, op: L::Ops, ip: u64, seen: &mut Option<bool>) -> bool {
+    match *seen {
+        Some(c) => c,
+        None => {
+            let c = list.covers(op, ip);
+            *seen = Some(c);
+            c
+        }
+    }
+}
+
+/// [`addr_new`], [`addr_curr`] and, if `want_unique`, [`unique_ops`] for
+/// the site at `ip` whose flags (before the update) are `flags`, in one
+/// walk of the ops list.
+///
+/// The answers are exactly those of the three functions. The list is only
+/// walked when one of them needs it (a trampoline route, or the unique ops),
+/// its head is asked for at most once, and the walk stops as soon as every
+/// answer is known. The direct-table lookup is made at most once too.
+pub fn gather<L: OpsList, C: Callers>(
+    list: &mut L,
+    callers: &mut C,
+    ip: u64,
+    flags: RecFlags,
+    want_unique: bool,
+) -> Gathered<L::Ops> {
+    let mut cache = None;
+    let new = pending(
+        callers,
+        ip,
+        route_new(flags),
+        fallback(flags.any(TRAMP), flags.any(REGS)),
+        &mut cache,
+    );
+    let curr = pending(
+        callers,
+        ip,
+        route_curr(flags),
+        fallback(flags.any(TRAMP_EN), flags.any(REGS_EN)),
+        &mut cache,
+    );
+
+    let mut new_op = None;
+    let mut curr_op = None;
+    let mut unique = None;
+    let mut several = false;
+    let mut want_new = new.route == Route::Trampoline;
+    let mut want_curr = false;
+    let mut want_unique = want_unique;
+    let asked_unique = want_unique;
+    if curr.route == Route::Trampoline {
+        // The ops being removed owns the sites of its old filter first.
+        match list.removed() {
+            Some(gone) if list.covered(gone, ip) => curr_op = Some(gone),
+            _ => want_curr = true,
+        }
+    }
+
+    if want_new || want_curr || want_unique {
+        if let Some(mut op) = list.head() {
+            loop {
+                let mut seen = None;
+                if want_new && covers_once(list, op, ip, &mut seen) {
+                    new_op = Some(op);
+                    want_new = false;
+                }
+                if want_unique && covers_once(list, op, ip, &mut seen) {
+                    if unique.is_some() {
+                        several = true;
+                        want_unique = false;
+                    } else {
+                        unique = Some(op);
+                    }
+                }
+                if want_curr && list.trampoline(op) != 0 && !list.adding(op) {
+                    let hit = if list.modifying(op) {
+                        list.covered(op, ip)
+                    } else {
+                        covers_once(list, op, ip, &mut seen)
+                    };
+                    if hit {
+                        curr_op = Some(op);
+                        want_curr = false;
+                    }
+                }
+                if !(want_new || want_curr || want_unique) {
+                    break;
+                }
+                match list.next(op) {
+                    Some(n) => op = n,
+                    None => break,
+                }
+            }
+        }
+    }
+
+    let new_tramp = new_op.map(|op| list.trampoline(op));
+    let curr_tramp = curr_op.map(|op| list.trampoline(op));
+    Gathered {
+        new: settle(callers, new, new_tramp, true),
+        curr: settle(callers, curr, curr_tramp, false),
+        unique: if asked_unique && !several {
+            unique
+        } else {
+            None
+        },
+    }
+}
