@@ -41,10 +41,22 @@
 //! in the order 7.2 uses, the literal first in every case; see [`Plan`] for
 //! why every intermediate state is safe for a CPU running through the site.
 
-use super::flags::{
-    RecFlags,
-    CALL_OPS_EN,
-    ENABLED, //
+use super::{
+    flags::{
+        RecFlags,
+        CALL_OPS_EN,
+        ENABLED, //
+    },
+    record::{
+        Decision,
+        Update, //
+    },
+    update::{
+        EncodeFault,
+        Facts,
+        Failure,
+        Insn, //
+    }, //
 };
 
 /// Size of every A64 instruction.
@@ -625,4 +637,79 @@ pub fn plan(site: Site, step: Step) -> Result<Plan, PlanError> {
         ],
     };
     Ok(Plan { writes })
+}
+
+/// A planned change of one arm64 patch site: the record's ip and the
+/// stores, in order.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Arm64Change {
+    /// The record's ip (the `BL` slot).
+    pub ip: u64,
+    /// The stores; every [`Write::Insn`] is checked before any is made.
+    pub plan: Plan,
+}
+
+impl Arm64Change {
+    /// The instructions the change replaces, as `(ip, old)`; `None` for a
+    /// literal store.
+    pub fn replaced(&self) -> [Option<(u64, u32)>; 2] {
+        self.plan.writes.map(|w| match w {
+            Write::Insn { ip, old, .. } => Some((ip, old)),
+            Write::Literal { .. } => None,
+        })
+    }
+}
+
+/// Checks the word read at a site against the one a change replaces.
+pub fn verify_word(expected: u32, actual: u32) -> Result<(), Failure> {
+    Failure::verify(Insn::word(expected), Insn::word(actual))
+}
+
+/// Plans the change `decision` asks of the site `facts` describe.
+///
+/// `bti`: the function starts with `BTI C`; `caller` is `FTRACE_ADDR`;
+/// `plt` the ftrace PLT of the module text holding the site, if any. The
+/// `BL` reaches `facts.new` (and, for a site that calls now, `facts.curr`)
+/// as [`reach`] decides; the literal holds
+/// `literal_ops(decision.flags, facts.unique)`, the flags after the
+/// update, as 7.2's hooks see them.
+pub fn plan_update(
+    facts: &Facts,
+    decision: &Decision,
+    bti: bool,
+    caller: u64,
+    plt: Option<u64>,
+) -> Result<Arm64Change, Failure> {
+    let site = Site::from_ip(facts.ip, bti)?;
+    let ip = site.ip();
+    let to = || reach(ip, facts.new, caller, plt);
+    let from = || reach(ip, facts.curr, caller, plt);
+    let ops = || literal_ops(decision.flags, facts.unique);
+    let step = match decision.update {
+        Update::Ignore => return Err(Failure::Encode(EncodeFault::Nothing)),
+        Update::MakeCall => Step::Enable {
+            to: to()?,
+            ops: ops(),
+        },
+        Update::ModifyCall => Step::Modify {
+            from: from()?,
+            to: to()?,
+            ops: ops(),
+        },
+        Update::MakeNop => Step::Disable { from: from()? },
+    };
+    Ok(Arm64Change {
+        ip,
+        plan: plan(site, step)?,
+    })
+}
+
+/// Plans the first initialisation of the site whose `BL` slot is at `ip`
+/// (`ftrace_init_nop()`): the literal to the nop ops, then `MOV X9, LR`.
+pub fn plan_init(ip: u64, bti: bool) -> Result<Arm64Change, Failure> {
+    let site = Site::from_ip(ip, bti)?;
+    Ok(Arm64Change {
+        ip,
+        plan: plan(site, Step::Init)?,
+    })
 }

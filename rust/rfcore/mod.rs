@@ -3,7 +3,8 @@
 //! The architecture- and kernel-independent part of the Rust ftrace core.
 //!
 //! Everything here is pure: it works on values (flags words, addresses,
-//! instruction bytes) and on the [`driver::Env`] trait, never on raw memory.
+//! instruction bytes) and on traits the kernel implements ([`update::Records`],
+//! [`update::Arch`], [`driver::Env`]), never on raw memory.
 //! The kernel crate (`rftrace.rs`) and the host test crate (`lib.rs`) both
 //! include this module, so the host tests run the very code the kernel runs.
 
@@ -15,4 +16,5 @@ pub mod pages;
 pub mod record;
 pub mod select;
 pub mod table;
+pub mod update;
 pub mod x86;

@@ -7,6 +7,24 @@
 //! it is `CALL rel32` (opcode `E8`) to a caller or trampoline, or `JMP rel32`
 //! (`E9`) to a direct trampoline whose address carries the "jump" bit
 //! (`CONFIG_DYNAMIC_FTRACE_WITH_JMP`, bit 0 of the target).
+//!
+//! [`plan_update`] and [`plan_init`] turn what the update pass knows about a
+//! record into an [`X86Change`]: the bytes the site must hold now and the
+//! bytes to write.
+
+use super::{
+    flags::DIRECT_EN,
+    record::{
+        Decision,
+        Update, //
+    },
+    update::{
+        EncodeFault,
+        Facts,
+        Failure,
+        Insn, //
+    }, //
+};
 
 /// Length of every call-site instruction.
 pub const INSN_SIZE: usize = 5;
@@ -106,4 +124,71 @@ pub fn verify(actual: &[u8; INSN_SIZE], expected: &[u8; INSN_SIZE]) -> Result<()
             actual: *actual,
         })
     }
+}
+
+/// A planned change of one x86 call site.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct X86Change {
+    /// The call site.
+    pub ip: u64,
+    /// The bytes the site must hold now.
+    pub old: [u8; INSN_SIZE],
+    /// The bytes to write.
+    pub new: [u8; INSN_SIZE],
+}
+
+impl X86Change {
+    /// Checks the bytes read at the site against [`X86Change::old`].
+    pub fn verify(&self, actual: &[u8; INSN_SIZE]) -> Result<(), Failure> {
+        Failure::verify(Insn::x86(self.old), Insn::x86(*actual))
+    }
+}
+
+/// The instruction that makes the site at `ip` reach `target`; only a
+/// direct-call target (`direct`: the `DIRECT_EN` of the flags that describe
+/// it) reads bit 0 as "jump", and only on a `jmp_bit` kernel.
+///
+/// Callers, trampolines and callbacks are plain functions: with GCC 12 at
+/// `-Os` a C function can start at an odd address, and reading that bit as
+/// "jump" would write a `JMP` one byte before the function.
+fn call_to(ip: u64, target: u64, direct: bool, jmp_bit: bool) -> Result<[u8; INSN_SIZE], Failure> {
+    Ok(encode_call(ip, target, direct && jmp_bit)?)
+}
+
+/// Plans the change `decision` asks of the site `facts` describe.
+///
+/// The old bytes come from the record's current state: the NOP for
+/// [`Update::MakeCall`], else the call (or jump) to `facts.curr`, direct if
+/// the flags before the update have `DIRECT_EN`. The new bytes: the NOP for
+/// [`Update::MakeNop`], else the call to `facts.new`, direct if the
+/// decision's flags have `DIRECT_EN`. `jmp_bit`: the kernel has
+/// `CONFIG_DYNAMIC_FTRACE_WITH_JMP`.
+pub fn plan_update(
+    facts: &Facts,
+    decision: &Decision,
+    jmp_bit: bool,
+) -> Result<X86Change, Failure> {
+    let ip = facts.ip;
+    let old = match decision.update {
+        Update::Ignore => return Err(Failure::Encode(EncodeFault::Nothing)),
+        Update::MakeCall => NOP5,
+        Update::ModifyCall | Update::MakeNop => {
+            call_to(ip, facts.curr, facts.flags.any(DIRECT_EN), jmp_bit)?
+        }
+    };
+    let new = match decision.update {
+        Update::MakeNop => NOP5,
+        _ => call_to(ip, facts.new, decision.flags.any(DIRECT_EN), jmp_bit)?,
+    };
+    Ok(X86Change { ip, old, new })
+}
+
+/// Plans the first conversion of the site at `ip`: the compiler's call to
+/// `mcount` (`__fentry__`, never a jump) becomes the NOP.
+pub fn plan_init(ip: u64, mcount: u64) -> Result<X86Change, Failure> {
+    Ok(X86Change {
+        ip,
+        old: encode_call(ip, mcount, false)?,
+        new: NOP5,
+    })
 }

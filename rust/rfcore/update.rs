@@ -1,0 +1,697 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The update pass: gather, plan, check, write, for every architecture.
+//!
+//! One orchestrator, generic over two traits the kernel implements:
+//!
+//! - [`Records`]: the record table, the facts one walk of the ops list
+//!   gives about a record ([`Facts`]), the comparator hook
+//!   ([`Records::shadow`]) and the bug report;
+//! - [`Arch`]: how a record's [`Facts`] and [`Decision`] become a change of
+//!   the text (a pure plan, from [`x86::plan_update`] or
+//!   [`arm64::plan_update`]), how a change is checked against the text
+//!   without writing, and how it is written.
+//!
+//! [`update_all`] is the whole-table pass (`ftrace_replace_code()`): pass
+//! one decides every record, gathers and plans every change and checks it
+//! against the text, keeping the plans in a [`Store`]; the first failure is
+//! reported and nothing at all has been written. Pass two writes the stored
+//! plans in order. [`update_one`] is the generic one-record update
+//! (`__ftrace_replace_code()`), [`single`] the arch hooks the generic code
+//! calls with explicit addresses (`ftrace_make_call()` and friends).
+//!
+//! Every failure of every architecture is one [`Failure`], which maps to
+//! one [`Errno`].
+//!
+//! [`x86::plan_update`]: super::x86::plan_update
+//! [`arm64::plan_update`]: super::arm64::plan_update
+
+use super::{
+    arm64::{
+        EncodeError as Arm64EncodeError,
+        LayoutError,
+        PlanError,
+        ReachError, //
+    },
+    flags::{
+        RecFlags,
+        CALL_OPS_EN, //
+    },
+    record::{
+        decide,
+        Decision,
+        Update, //
+    },
+    select::Gathered,
+    x86::EncodeError as X86EncodeError, //
+};
+
+/// The most bytes an [`Insn`] holds.
+pub const INSN_MAX: usize = 8;
+
+/// The bytes of one instruction, as read from or meant for a call site: up
+/// to [`INSN_MAX`] bytes (x86 uses 5, arm64 4).
+///
+/// # Invariants
+///
+/// - `len <= INSN_MAX`;
+/// - the bytes past `len` are zero, so two values are equal exactly when
+///   their instructions are.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Insn {
+    bytes: [u8; INSN_MAX],
+    len: u8,
+}
+
+impl Insn {
+    /// The instruction made of `bytes`, or `None` if there are more than
+    /// [`INSN_MAX`].
+    pub fn new(bytes: &[u8]) -> Option<Insn> {
+        if bytes.len() > INSN_MAX {
+            return None;
+        }
+        let mut insn = Insn {
+            bytes: [0; INSN_MAX],
+            len: u8::try_from(bytes.len()).ok()?,
+        };
+        for (to, from) in insn.bytes.iter_mut().zip(bytes) {
+            *to = *from;
+        }
+        Some(insn)
+    }
+
+    /// The 5 bytes of an x86 call-site instruction.
+    pub const fn x86(b: [u8; 5]) -> Insn {
+        let [b0, b1, b2, b3, b4] = b;
+        Insn {
+            bytes: [b0, b1, b2, b3, b4, 0, 0, 0],
+            len: 5,
+        }
+    }
+
+    /// An A64 instruction word, in its (little-endian) memory order.
+    pub const fn word(w: u32) -> Insn {
+        let [b0, b1, b2, b3] = w.to_le_bytes();
+        Insn {
+            bytes: [b0, b1, b2, b3, 0, 0, 0, 0],
+            len: 4,
+        }
+    }
+
+    /// The instruction's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        // Cannot fail: `len <= INSN_MAX` (type invariants).
+        self.bytes.get(..usize::from(self.len)).unwrap_or(&[])
+    }
+
+    /// How many bytes the instruction has.
+    pub const fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// True for the instruction of no bytes.
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Why an instruction (or a site's layout, or the way it reaches its
+/// target) could not be worked out, for any architecture.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EncodeFault {
+    /// An x86 `CALL`/`JMP` could not be encoded.
+    X86(X86EncodeError),
+    /// An arm64 `BL` could not be encoded.
+    Arm64(Arm64EncodeError),
+    /// The arm64 patch site is unusable.
+    Layout(LayoutError),
+    /// The arm64 site cannot reach its target.
+    Reach(ReachError),
+    /// The arm64 stores could not be planned.
+    Plan(PlanError),
+    /// A plan was asked for an update that changes nothing
+    /// ([`Update::Ignore`]); the orchestrator never does that.
+    Nothing,
+}
+
+/// Why a site could not be updated; the same for every architecture.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Failure {
+    /// Reading the site faulted.
+    Fault,
+    /// The site does not hold what its record says; nothing was written.
+    Mismatch {
+        /// What the record's state says the site holds.
+        expected: Insn,
+        /// What it holds.
+        actual: Insn,
+    },
+    /// The change cannot be planned (encoding, layout, reach).
+    Encode(EncodeFault),
+    /// Writing the text (or an arm64 literal) failed.
+    Write,
+}
+
+/// The error class of a [`Failure`], which the kernel maps to its error
+/// codes in one place.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Errno {
+    /// `EFAULT`.
+    Fault,
+    /// `EINVAL`.
+    Invalid,
+    /// `EPERM`.
+    Perm,
+}
+
+impl Failure {
+    /// The error class the kernel returns for this failure.
+    pub const fn errno(&self) -> Errno {
+        match self {
+            Failure::Fault => Errno::Fault,
+            Failure::Mismatch { .. } | Failure::Encode(_) => Errno::Invalid,
+            Failure::Write => Errno::Perm,
+        }
+    }
+
+    /// `Ok` if `actual` is `expected`, else the mismatch.
+    pub fn verify(expected: Insn, actual: Insn) -> Result<(), Failure> {
+        if expected == actual {
+            Ok(())
+        } else {
+            Err(Failure::Mismatch { expected, actual })
+        }
+    }
+}
+
+impl From<EncodeFault> for Failure {
+    fn from(e: EncodeFault) -> Self {
+        Failure::Encode(e)
+    }
+}
+
+impl From<X86EncodeError> for Failure {
+    fn from(e: X86EncodeError) -> Self {
+        Failure::Encode(EncodeFault::X86(e))
+    }
+}
+
+impl From<Arm64EncodeError> for Failure {
+    fn from(e: Arm64EncodeError) -> Self {
+        Failure::Encode(EncodeFault::Arm64(e))
+    }
+}
+
+impl From<LayoutError> for Failure {
+    fn from(e: LayoutError) -> Self {
+        Failure::Encode(EncodeFault::Layout(e))
+    }
+}
+
+impl From<ReachError> for Failure {
+    fn from(e: ReachError) -> Self {
+        Failure::Encode(EncodeFault::Reach(e))
+    }
+}
+
+impl From<PlanError> for Failure {
+    fn from(e: PlanError) -> Self {
+        Failure::Encode(EncodeFault::Plan(e))
+    }
+}
+
+/// What one walk of the ops list tells about a record, with the record's
+/// state before the update: everything a plan needs besides the decision.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Facts {
+    /// The record's call site.
+    pub ip: u64,
+    /// The record's flags before the update.
+    pub flags: RecFlags,
+    /// Where the site is to call (`ftrace_get_addr_new()`).
+    pub new: u64,
+    /// Where the site calls now (`ftrace_get_addr_curr()`).
+    pub curr: u64,
+    /// The address of the single ops on the site
+    /// (`ftrace_find_unique_ops()`), when it was asked for and there is
+    /// exactly one: what a CALL_OPS literal holds.
+    pub unique: Option<u64>,
+}
+
+impl Facts {
+    /// The facts of the site at `ip` with `flags` from one
+    /// [`select::gather`] walk; `addr` gives an ops' address.
+    ///
+    /// [`select::gather`]: super::select::gather
+    pub fn from_gathered<O: Copy>(
+        ip: u64,
+        flags: RecFlags,
+        g: &Gathered<O>,
+        addr: impl FnOnce(O) -> u64,
+    ) -> Facts {
+        Facts {
+            ip,
+            flags,
+            new: g.new.addr,
+            curr: g.curr.addr,
+            unique: g.unique.map(addr),
+        }
+    }
+}
+
+/// What the orchestrator needs from an architecture.
+pub trait Arch {
+    /// A planned change of one site: everything needed to check and write
+    /// it, computed before anything is read or written.
+    type Change: Copy;
+    /// The most changes queued before [`Arch::flush`] must be called.
+    const BATCH_MAX: usize;
+    /// The sites have per-site ops literals (arm64 `CALL_OPS`): plans of a
+    /// record with `CALL_OPS_EN` need [`Facts::unique`].
+    const CALL_OPS: bool;
+
+    /// Plans the change `decision` asks of the site `facts` describe.
+    fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<Self::Change, Failure>;
+    /// Plans the first initialisation of the site at `ip`.
+    fn plan_init(&mut self, ip: u64) -> Result<Self::Change, Failure>;
+    /// The record ip of a change (the order of the batch).
+    fn ip(change: &Self::Change) -> u64;
+    /// Reads the text and verifies every word the change replaces; writes
+    /// nothing.
+    fn check(&mut self, change: &Self::Change) -> Result<(), Failure>;
+    /// Writes a checked change: x86 queues it into the INT3 batch; arm64
+    /// stores the literal, then the instruction, now.
+    fn write(&mut self, change: &Self::Change) -> Result<(), Failure>;
+    /// Makes every queued write live.
+    fn flush(&mut self);
+    /// A rescheduling point between two records (`cond_resched()`).
+    fn relax(&mut self) {}
+}
+
+/// What the orchestrator needs from the record table.
+pub trait Records {
+    /// A record handle.
+    type Rec: Copy;
+    /// A position in the record table.
+    type Cursor: Copy;
+
+    /// The first record of the table, if any.
+    fn first(&mut self) -> Option<Self::Cursor>;
+    /// The record after `at`, if any.
+    fn next(&mut self, at: Self::Cursor) -> Option<Self::Cursor>;
+    /// The record at a position.
+    fn record(&self, at: Self::Cursor) -> Self::Rec;
+
+    /// The address of the record's call site.
+    fn ip(&self, rec: Self::Rec) -> u64;
+    /// The record's flags word.
+    fn flags(&self, rec: Self::Rec) -> RecFlags;
+    /// Stores the record's flags word.
+    fn store_flags(&mut self, rec: Self::Rec, flags: RecFlags);
+    /// The facts of the record in its current state, from ONE walk of the
+    /// ops list (`select::gather`); the unique ops only if `want_unique`.
+    /// The kernel also reports the problems met on the way.
+    fn gather(&mut self, rec: Self::Rec, want_unique: bool) -> Facts;
+    /// The address of the single ops on the record's site, if there is
+    /// exactly one (`select::unique_ops`): one walk, for [`single`].
+    fn unique(&mut self, rec: Self::Rec) -> Option<u64>;
+    /// The comparator hook: called exactly once for every record a pass
+    /// decides on, with the facts when they were gathered (always for a
+    /// change, never for [`Update::Ignore`]).
+    fn shadow(&mut self, rec: Self::Rec, enable: bool, decision: &Decision, facts: Option<&Facts>);
+    /// Reports a failure on a record, as `ftrace_bug()` does.
+    fn report(&mut self, rec: Self::Rec, update: Update, failure: &Failure);
+}
+
+/// Where [`update_all`] keeps the plans between its check pass and its
+/// write pass (a growable kernel vector).
+pub trait Store<R, C> {
+    /// Appends a record, its checked change and its decision; false if
+    /// there is no room (allocation failed), nothing appended.
+    fn push(&mut self, rec: R, change: C, decision: Decision) -> bool;
+    /// The `i`-th entry pushed since the last [`Store::clear`].
+    fn get(&self, i: usize) -> Option<(R, C, Decision)>;
+    /// Forgets every entry.
+    fn clear(&mut self);
+}
+
+/// Counters kept by the passes. Plain numbers: the caller accumulates them.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub struct Counts {
+    /// Records decided on.
+    pub walked: u64,
+    /// NOPs turned into calls.
+    pub make_call: u64,
+    /// Calls re-targeted.
+    pub modify_call: u64,
+    /// Calls turned into NOPs.
+    pub make_nop: u64,
+    /// Batches made live ([`Arch::flush`] calls).
+    pub batches: u64,
+    /// Updates stopped by a failure.
+    pub failures: u64,
+    /// Walks of the ops list ([`Records::gather`], [`Records::unique`]).
+    pub gathers: u64,
+    /// Passes whose plans could not all be stored, so that the write pass
+    /// walked the records and gathered again.
+    pub fallbacks: u64,
+}
+
+/// Adds one, saturating.
+fn bump(c: &mut u64) {
+    *c = c.saturating_add(1);
+}
+
+impl Counts {
+    /// Sites whose text was changed.
+    pub fn patched(&self) -> u64 {
+        self.make_call
+            .saturating_add(self.modify_call)
+            .saturating_add(self.make_nop)
+    }
+
+    fn count(&mut self, update: Update) {
+        match update {
+            Update::Ignore => {}
+            Update::MakeCall => bump(&mut self.make_call),
+            Update::ModifyCall => bump(&mut self.modify_call),
+            Update::MakeNop => bump(&mut self.make_nop),
+        }
+    }
+}
+
+/// Whether a plan of `decision` needs the unique ops of the site.
+fn want_unique<A: Arch>(decision: &Decision) -> bool {
+    A::CALL_OPS && decision.flags.any(CALL_OPS_EN)
+}
+
+/// Gathers a record's facts, counting the walk.
+fn gather<R: Records>(recs: &mut R, rec: R::Rec, unique: bool, counts: &mut Counts) -> Facts {
+    bump(&mut counts.gathers);
+    recs.gather(rec, unique)
+}
+
+/// The changes being written by pass two, and the batch they go into.
+struct Writer {
+    queued: usize,
+    last_ip: u64,
+}
+
+impl Writer {
+    /// Writes one change, flushing first if the batch is full or the ip
+    /// does not ascend; then stores the record's new flags.
+    fn write<R: Records, A: Arch>(
+        &mut self,
+        recs: &mut R,
+        arch: &mut A,
+        rec: R::Rec,
+        change: &A::Change,
+        decision: &Decision,
+        counts: &mut Counts,
+    ) -> Result<(), Failure> {
+        let ip = A::ip(change);
+        if self.queued > 0 && (self.queued >= A::BATCH_MAX || ip <= self.last_ip) {
+            self.flush(arch, counts);
+        }
+        if let Err(failure) = arch.write(change) {
+            self.flush(arch, counts);
+            bump(&mut counts.failures);
+            recs.report(rec, decision.update, &failure);
+            return Err(failure);
+        }
+        self.queued = self.queued.saturating_add(1);
+        self.last_ip = ip;
+        recs.store_flags(rec, decision.flags);
+        counts.count(decision.update);
+        Ok(())
+    }
+
+    /// Makes what is queued live, if anything is.
+    fn flush<A: Arch>(&mut self, arch: &mut A, counts: &mut Counts) {
+        if self.queued > 0 {
+            arch.flush();
+            bump(&mut counts.batches);
+            self.queued = 0;
+        }
+    }
+}
+
+/// Pass one of [`update_all`] on one record: decide, shadow and, for a
+/// change, gather, plan, check and keep the plan. Returns whether the
+/// record changes; `stored` is cleared when the store is full.
+fn check_record<R: Records, A: Arch, S: Store<R::Rec, A::Change>>(
+    recs: &mut R,
+    arch: &mut A,
+    store: &mut S,
+    rec: R::Rec,
+    enable: bool,
+    stored: &mut bool,
+    counts: &mut Counts,
+) -> Result<bool, (Update, Failure)> {
+    bump(&mut counts.walked);
+    let decision = decide(recs.flags(rec), enable);
+    if decision.update == Update::Ignore {
+        recs.shadow(rec, enable, &decision, None);
+        return Ok(false);
+    }
+    let facts = gather(recs, rec, want_unique::<A>(&decision), counts);
+    recs.shadow(rec, enable, &decision, Some(&facts));
+    let fail = |f| (decision.update, f);
+    let change = arch.plan(&facts, &decision).map_err(fail)?;
+    arch.check(&change).map_err(fail)?;
+    if *stored && !store.push(rec, change, decision) {
+        // No room: forget the plans, pass two gathers again.
+        *stored = false;
+        store.clear();
+        bump(&mut counts.fallbacks);
+    }
+    Ok(true)
+}
+
+/// The update pass over every record (`ftrace_replace_code()`).
+///
+/// Pass one decides every record (calling [`Records::shadow`] once for
+/// each) and, for every change, gathers the record's facts, plans the
+/// change, checks it against the text and keeps it in `store`. The first
+/// failure is reported and returned: nothing has been written.
+///
+/// Pass two writes the kept changes in order, in batches of at most
+/// [`Arch::BATCH_MAX`], flushing whenever the ip does not ascend, and
+/// stores each record's new flags as its change is written. A write failure
+/// is reported and stops the pass, after what was queued is made live.
+/// If the store ran out of room, pass two walks the records again and
+/// gathers and plans every change a second time (counted in
+/// [`Counts::fallbacks`]); with a working store there is one ops-list walk
+/// per changed record.
+pub fn update_all<R: Records, A: Arch, S: Store<R::Rec, A::Change>>(
+    recs: &mut R,
+    arch: &mut A,
+    store: &mut S,
+    enable: bool,
+    counts: &mut Counts,
+) -> Result<(), Failure> {
+    store.clear();
+    let mut stored = true;
+    let mut changes = 0usize;
+    let mut at = recs.first();
+    while let Some(pos) = at {
+        let rec = recs.record(pos);
+        match check_record(recs, arch, store, rec, enable, &mut stored, counts) {
+            Ok(true) => changes = changes.saturating_add(1),
+            Ok(false) => {}
+            Err((update, failure)) => {
+                store.clear();
+                bump(&mut counts.failures);
+                recs.report(rec, update, &failure);
+                return Err(failure);
+            }
+        }
+        arch.relax();
+        at = recs.next(pos);
+    }
+    if changes == 0 {
+        return Ok(());
+    }
+
+    let mut writer = Writer {
+        queued: 0,
+        last_ip: 0,
+    };
+    let result = if stored {
+        write_stored(recs, arch, store, &mut writer, changes, enable, counts)
+    } else {
+        write_walked(recs, arch, &mut writer, enable, counts)
+    };
+    store.clear();
+    if result.is_ok() {
+        writer.flush(arch, counts);
+    }
+    result
+}
+
+/// Pass two from the store: its first `n` entries.
+fn write_stored<R: Records, A: Arch, S: Store<R::Rec, A::Change>>(
+    recs: &mut R,
+    arch: &mut A,
+    store: &mut S,
+    writer: &mut Writer,
+    n: usize,
+    enable: bool,
+    counts: &mut Counts,
+) -> Result<(), Failure> {
+    for i in 0..n {
+        match store.get(i) {
+            Some((rec, change, decision)) => {
+                writer.write(recs, arch, rec, &change, &decision, counts)?;
+            }
+            None => {
+                // A store that lost what it accepted: the records written
+                // so far now decide Ignore, so a walk finishes the job.
+                bump(&mut counts.fallbacks);
+                return write_walked(recs, arch, writer, enable, counts);
+            }
+        }
+        arch.relax();
+    }
+    Ok(())
+}
+
+/// Pass two without a store: decide, gather and plan every record again.
+///
+/// The text is as pass one checked it (nothing else writes it under the
+/// locks the caller holds), so the plans are the ones checked.
+fn write_walked<R: Records, A: Arch>(
+    recs: &mut R,
+    arch: &mut A,
+    writer: &mut Writer,
+    enable: bool,
+    counts: &mut Counts,
+) -> Result<(), Failure> {
+    let mut at = recs.first();
+    while let Some(pos) = at {
+        let rec = recs.record(pos);
+        let decision = decide(recs.flags(rec), enable);
+        if decision.update != Update::Ignore {
+            let facts = gather(recs, rec, want_unique::<A>(&decision), counts);
+            match arch.plan(&facts, &decision) {
+                Ok(change) => writer.write(recs, arch, rec, &change, &decision, counts)?,
+                Err(failure) => {
+                    writer.flush(arch, counts);
+                    bump(&mut counts.failures);
+                    recs.report(rec, decision.update, &failure);
+                    return Err(failure);
+                }
+            }
+        }
+        arch.relax();
+        at = recs.next(pos);
+    }
+    Ok(())
+}
+
+/// Updates one record the generic way (`__ftrace_replace_code()`): decide,
+/// gather, shadow, plan, store the new flags, check, write.
+///
+/// The write is not flushed: the caller makes it live (x86: the arch
+/// post-process). A failure is returned, not reported: the kernel's
+/// callers call `ftrace_bug()`. As in the kernel, a failure of the check or
+/// the write leaves the record updated; a plan failure leaves it as it was.
+pub fn update_one<R: Records, A: Arch>(
+    recs: &mut R,
+    arch: &mut A,
+    rec: R::Rec,
+    enable: bool,
+    counts: &mut Counts,
+) -> Result<Update, Failure> {
+    bump(&mut counts.walked);
+    let decision = decide(recs.flags(rec), enable);
+    if decision.update == Update::Ignore {
+        recs.shadow(rec, enable, &decision, None);
+        return Ok(Update::Ignore);
+    }
+    let facts = gather(recs, rec, want_unique::<A>(&decision), counts);
+    recs.shadow(rec, enable, &decision, Some(&facts));
+    let result = arch.plan(&facts, &decision).and_then(|change| {
+        recs.store_flags(rec, decision.flags);
+        arch.check(&change)?;
+        arch.write(&change)
+    });
+    match result {
+        Ok(()) => {
+            counts.count(decision.update);
+            Ok(decision.update)
+        }
+        Err(failure) => {
+            bump(&mut counts.failures);
+            Err(failure)
+        }
+    }
+}
+
+/// An arch hook the generic code calls with explicit addresses.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Single {
+    /// `ftrace_make_call()`: NOP to a call to `addr`.
+    MakeCall {
+        /// The new target.
+        addr: u64,
+    },
+    /// `ftrace_modify_call()`: the call to `old` to a call to `new`.
+    ModifyCall {
+        /// The current target.
+        old: u64,
+        /// The new target.
+        new: u64,
+    },
+    /// `ftrace_make_nop()`: the call to `old` to a NOP.
+    MakeNop {
+        /// The current target.
+        old: u64,
+    },
+    /// `ftrace_init_nop()`: the first initialisation of the site.
+    Init,
+}
+
+/// Runs an arch hook on one record: plan, check, write (not flushed).
+///
+/// The record's flags have been updated by the caller already, so they
+/// describe the site after the change: for the plan they are both the
+/// "before" flags of the facts and the decision's flags (the old target
+/// is taken to be of the same kind as the new one). On a `CALL_OPS`
+/// architecture, a call on a record with `CALL_OPS_EN` looks up the
+/// site's unique ops with one walk ([`Records::unique`]).
+pub fn single<R: Records, A: Arch>(
+    recs: &mut R,
+    arch: &mut A,
+    rec: R::Rec,
+    op: Single,
+) -> Result<(), Failure> {
+    let ip = recs.ip(rec);
+    let flags = recs.flags(rec);
+    let (update, new, curr) = match op {
+        Single::Init => {
+            let change = arch.plan_init(ip)?;
+            arch.check(&change)?;
+            return arch.write(&change);
+        }
+        Single::MakeCall { addr } => (Update::MakeCall, addr, 0),
+        Single::ModifyCall { old, new } => (Update::ModifyCall, new, old),
+        Single::MakeNop { old } => (Update::MakeNop, 0, old),
+    };
+    let decision = Decision { update, flags };
+    let unique = if update != Update::MakeNop && want_unique::<A>(&decision) {
+        recs.unique(rec)
+    } else {
+        None
+    };
+    let facts = Facts {
+        ip,
+        flags,
+        new,
+        curr,
+        unique,
+    };
+    let change = arch.plan(&facts, &decision)?;
+    arch.check(&change)?;
+    arch.write(&change)
+}
