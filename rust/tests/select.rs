@@ -11,8 +11,8 @@ use crate::rfcore::flags::{
     RecFlags, CALL_OPS, DIRECT, DIRECT_EN, ENABLED, REGS, REGS_EN, TRAMP, TRAMP_EN,
 };
 use crate::rfcore::select::{
-    addr_curr, addr_new, call_ops_target, route_curr, route_new, tramp_ops_curr, tramp_ops_new,
-    tramp_ops_other, unique_ops, Callers, Choice, OpsList, Problem, Route,
+    addr_curr, addr_new, call_ops_target, gather, route_curr, route_new, tramp_ops_curr,
+    tramp_ops_new, tramp_ops_other, unique_ops, Callers, Choice, Gathered, OpsList, Problem, Route,
 };
 
 const CALLER: u64 = 0xffff_ffff_8100_0000;
@@ -42,6 +42,8 @@ struct List {
     ops: Vec<Op>,
     removed: Option<usize>,
     direct: Vec<(u64, u64)>,
+    /// Calls of `head()`: one per walk.
+    heads: u64,
 }
 
 const END: usize = usize::MAX;
@@ -49,6 +51,7 @@ const END: usize = usize::MAX;
 impl OpsList for List {
     type Ops = usize;
     fn head(&mut self) -> Option<usize> {
+        self.heads += 1;
         Some(if self.ops.is_empty() { END } else { 0 })
     }
     fn next(&mut self, op: usize) -> Option<usize> {
@@ -417,5 +420,118 @@ fn random_lists_against_a_scan() {
     }
     note(&std::format!(
         "select random lists: {cases} cases (seed {s:#x})"
+    ));
+}
+
+/// A random subset of `ips`, or (one time in four) every site.
+fn random_filter(rng: &mut Rng, ips: &[u64]) -> Option<Vec<u64>> {
+    if rng.chance(1, 4) {
+        None
+    } else {
+        Some(ips.iter().copied().filter(|_| rng.chance(1, 3)).collect())
+    }
+}
+
+/// A random subset of `ips` for a notrace hash, often empty.
+fn random_notrace(rng: &mut Rng, ips: &[u64]) -> Vec<u64> {
+    if rng.chance(1, 3) {
+        ips.iter().copied().filter(|_| rng.chance(1, 4)).collect()
+    } else {
+        Vec::new()
+    }
+}
+
+/// A random ops list with every kind of ops the selection cares about:
+/// trampolines or not, old filters, ops being added or changing their
+/// filter, a removed ops, direct entries for some sites.
+fn random_list(rng: &mut Rng, ips: &[u64]) -> List {
+    let n = rng.below(6) as usize;
+    let mut list = List::default();
+    for _ in 0..n {
+        list.ops.push(Op {
+            filter: random_filter(rng, ips),
+            notrace: random_notrace(rng, ips),
+            old_filter: random_filter(rng, ips),
+            old_notrace: random_notrace(rng, ips),
+            trampoline: if rng.bool() {
+                0x1000 + rng.below(16) * 8
+            } else {
+                0
+            },
+            adding: rng.chance(1, 5),
+            modifying: rng.chance(1, 5),
+        });
+    }
+    if n > 0 && rng.chance(1, 4) {
+        list.removed = Some(rng.below(n as u64) as usize);
+    }
+    for &ip in ips {
+        if rng.chance(1, 2) {
+            list.direct.push((ip, DIRECT_TRAMP + ip));
+        }
+    }
+    list
+}
+
+/// Random flags over the bits the selection reads, counts 0..=3.
+fn random_flags(rng: &mut Rng) -> u64 {
+    let mut flags = rng.below(4);
+    for b in [
+        DIRECT, TRAMP, REGS, DIRECT_EN, TRAMP_EN, REGS_EN, CALL_OPS, ENABLED,
+    ] {
+        if rng.chance(1, 3) {
+            flags |= b;
+        }
+    }
+    flags
+}
+
+/// `gather` against the three functions it replaces, on random ops lists
+/// and flags: the same answers, and the list's head asked for at most once
+/// (exactly once when the unique ops is wanted).
+#[test]
+fn gather_answers_as_the_three_walks() {
+    let s = seed(0x6a7e_e12d);
+    let mut rng = Rng::new(s);
+    let ips: Vec<u64> = (1..=8).map(|i| i * 0x10).collect();
+    let (mut cases, mut walks, mut tramp_routes, mut uniques) = (0u64, 0u64, 0u64, 0u64);
+    for _ in 0..3000 {
+        let mut list = random_list(&mut rng, &ips);
+        for _ in 0..4 {
+            let ip = rng.pick(&ips);
+            let flags = random_flags(&mut rng);
+            let want_unique = rng.bool();
+            let f = RecFlags::from_raw(flags);
+            let mut callers = List {
+                direct: list.direct.clone(),
+                ..Default::default()
+            };
+            let new = addr_new(&mut list, &mut callers, ip, f);
+            let curr = addr_curr(&mut list, &mut callers, ip, f);
+            let unique = if want_unique {
+                unique_ops(&mut list, ip)
+            } else {
+                None
+            };
+            let heads = list.heads;
+            let g = gather(&mut list, &mut callers, ip, f, want_unique);
+            let ctx = || std::format!("seed {s:#x} ip {ip:#x} flags {flags:#x}");
+            assert_eq!(g, Gathered { new, curr, unique }, "{}", ctx());
+            let walked = list.heads - heads;
+            assert!(walked <= 1, "{} head() calls: {}", walked, ctx());
+            if want_unique {
+                assert_eq!(walked, 1, "{}", ctx());
+                uniques += u64::from(unique.is_some());
+            }
+            walks += walked;
+            tramp_routes +=
+                u64::from(route_new(f) == Route::Trampoline || route_curr(f) == Route::Trampoline);
+            cases += 1;
+        }
+    }
+    assert!(tramp_routes > cases / 4 && uniques > cases / 20);
+    note(&std::format!(
+        "select gather: {cases} random cases equal to addr_new/addr_curr/unique_ops, \
+         {walks} list walks (seed {s:#x})"
     ));
 }
