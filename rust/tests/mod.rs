@@ -8,6 +8,8 @@
 //! - [`x86`]: the encoder and decoder against GNU as/ld/objdump output.
 //! - [`arm64`]: encoders and layouts against GNU as/ld and GCC, and the CALL_OPS rules.
 //! - [`driver`]: the replace-code drivers on a simulated kernel.
+//! - [`update`]: the update pass (gather / plan / check / write) on a
+//!   simulated kernel, for a simulated x86 and a simulated arm64.
 //! - [`pages`]: the record table's group sizes, bisection and removal.
 //! - [`sim`]: accounting, decisions and patching driven through a simulated
 //!   kernel (ops of every kind, filters, modules), against [`sim_model`].
@@ -22,5 +24,6 @@ mod select;
 mod sim;
 mod sim_model;
 mod table;
+mod update;
 mod util;
 mod x86;
