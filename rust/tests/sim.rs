@@ -7,9 +7,9 @@
 //! the trampoline and direct-call lookups, module load and unload. It
 //! drives `rfcore` as the kernel does: per-record accounting through
 //! `rfcore::account`, decisions through `rfcore::record::decide`, patching
-//! through `rfcore::driver` (`replace_batched` for updates, `replace_one`
-//! when a module's records are enabled, `make_nop` for the conversion of
-//! the compiler's `call __fentry__`). Random user requests (tracers,
+//! through `rfcore::update` over a simulated x86 ([`SimX86`]): `update_all`
+//! for updates, `update_one` when a module's records are enabled, `single`
+//! (`Init`) for the conversion of the compiler's `call __fentry__`. Random user requests (tracers,
 //! function-graph instances, kprobes, fprobes, direct calls, live patches,
 //! custom ops, modules) are applied to it and to [`sim_model::Model`], which
 //! recomputes from the requests alone what every site must be; the two are
@@ -130,20 +130,30 @@ use crate::rfcore::{
         OpsProps,
         Others, //
     },
-    driver::{
-        self,
-        Counts,
-        Env,
-        Failure,
-        Target,
-        BATCH_MAX, //
-    },
     flags::RecFlags,
     record::{
         decide,
+        Decision,
         Update, //
+    },
+    update::{
+        self,
+        Arch,
+        Counts,
+        Facts,
+        Failure,
+        Records,
+        Single,
+        Store, //
+    },
+    x86::{
+        self as x86c,
+        X86Change, //
     }, //
 };
+
+/// The most writes the text-poke engine queues before a flush.
+const BATCH_MAX: usize = <SimX86 as Arch>::BATCH_MAX;
 
 /// Cases run by a plain `cargo test`.
 pub const DEFAULT_CASES: u64 = 5000;
@@ -447,15 +457,14 @@ impl Sim {
             self.recs.push(SRec { ip, flags, func: f });
             self.text.insert(ip, insn(ip, FENTRY, false));
         }
-        let fentry = Target {
-            addr: FENTRY,
-            direct: false,
-        };
         for i in first..self.recs.len() {
             if self.pending.len() == BATCH_MAX {
                 self.flush();
             }
-            if let Err(e) = driver::make_nop(self, i, fentry) {
+            let mut arch = self.take_arch();
+            let r = update::single(self, &mut arch, i, Single::Init);
+            self.put_arch(arch);
+            if let Err(e) = r {
                 self.errs
                     .push(format!("init NOP of {:#x}: {e:?}", self.recs[i].ip));
             }
@@ -539,8 +548,16 @@ impl Sim {
     /// An update pass (`ftrace_replace_code()` on x86).
     fn update(&mut self) {
         let mut c = Counts::default();
-        if let Err(f) = driver::replace_batched(self, true, &mut c) {
+        let mut arch = self.take_arch();
+        let mut store = VecStore(Vec::new());
+        let r = update::update_all(self, &mut arch, &mut store, true, &mut c);
+        self.put_arch(arch);
+        if let Err(f) = r {
             self.errs.push(format!("update pass failed: {f:?}"));
+        }
+        if c.gathers != c.patched() || c.fallbacks != 0 {
+            self.errs
+                .push(format!("update pass: {c:?}, not one gather per change"));
         }
         add_counts(&mut self.counts, &c);
     }
@@ -877,7 +894,10 @@ impl Sim {
                     self.flush();
                 }
                 let mut c = Counts::default();
-                if let Err(e) = driver::replace_one(self, i, true, &mut c) {
+                let mut arch = self.take_arch();
+                let res = update::update_one(self, &mut arch, i, true, &mut c);
+                self.put_arch(arch);
+                if let Err(e) = res {
                     self.errs
                         .push(format!("module enable at {:#x}: {e:?}", r.ip));
                 }
@@ -1028,9 +1048,90 @@ fn add_counts(sum: &mut Counts, c: &Counts) {
     sum.make_nop += c.make_nop;
     sum.batches += c.batches;
     sum.failures += c.failures;
+    sum.gathers += c.gathers;
+    sum.fallbacks += c.fallbacks;
 }
 
-impl Env for Sim {
+impl Sim {
+    /// Moves the text and the write queue out, into the simulated arch
+    /// the update pass works on.
+    fn take_arch(&mut self) -> SimX86 {
+        SimX86 {
+            text: std::mem::take(&mut self.text),
+            pending: std::mem::take(&mut self.pending),
+            jmp_bit: self.layout.jmp_bit,
+            errs: Vec::new(),
+        }
+    }
+
+    /// Takes the text and the write queue back.
+    fn put_arch(&mut self, arch: SimX86) {
+        self.text = arch.text;
+        self.pending = arch.pending;
+        self.errs.extend(arch.errs);
+    }
+
+    /// Makes every queued write live.
+    fn flush(&mut self) {
+        for (ip, b) in self.pending.drain(..) {
+            if let Some(t) = self.text.get_mut(&ip) {
+                *t = b;
+            }
+        }
+    }
+
+    /// `ftrace_get_addr_new()`, from the request bits.
+    fn addr_new(&mut self, rec: usize) -> u64 {
+        let r = self.recs[rec];
+        if is(r.flags, bit::DIRECT) && r.flags & bit::COUNT == 1 {
+            match self.direct_fns.get(&r.ip) {
+                Some(&a) => return a,
+                None => self
+                    .errs
+                    .push(format!("{:#x}: DIRECT without a direct call", r.ip)),
+            }
+        }
+        if is(r.flags, bit::TRAMP) {
+            return self.tramp_new(r.ip).unwrap_or_else(|| {
+                self.errs
+                    .push(format!("bad trampoline accounting (new) at {:#x}", r.ip));
+                CALLER
+            });
+        }
+        if is(r.flags, bit::REGS) {
+            REGS_CALLER
+        } else {
+            CALLER
+        }
+    }
+
+    /// `ftrace_get_addr_curr()`, from the `_EN` bits.
+    fn addr_curr(&mut self, rec: usize) -> u64 {
+        let r = self.recs[rec];
+        if is(r.flags, bit::DIRECT_EN) {
+            match self.direct_fns.get(&r.ip) {
+                Some(&a) => return a,
+                None => self
+                    .errs
+                    .push(format!("{:#x}: DIRECT_EN without a direct call", r.ip)),
+            }
+        }
+        if is(r.flags, bit::TRAMP_EN) {
+            return self.tramp_curr(r.ip).unwrap_or_else(|| {
+                self.errs
+                    .push(format!("bad trampoline accounting (curr) at {:#x}", r.ip));
+                CALLER
+            });
+        }
+        if is(r.flags, bit::REGS_EN) {
+            REGS_CALLER
+        } else {
+            CALLER
+        }
+    }
+}
+
+impl Records for Sim {
     type Rec = usize;
     type Cursor = usize;
 
@@ -1058,61 +1159,63 @@ impl Env for Sim {
         self.recs[rec].flags = flags.raw();
     }
 
-    fn addr_new(&mut self, rec: usize) -> u64 {
-        let r = self.recs[rec];
-        if is(r.flags, bit::DIRECT) && r.flags & bit::COUNT == 1 {
-            match self.direct_fns.get(&r.ip) {
-                Some(&a) => return a,
-                None => self
-                    .errs
-                    .push(format!("{:#x}: DIRECT without a direct call", r.ip)),
-            }
-        }
-        if is(r.flags, bit::TRAMP) {
-            return self.tramp_new(r.ip).unwrap_or_else(|| {
-                self.errs
-                    .push(format!("bad trampoline accounting (new) at {:#x}", r.ip));
-                CALLER
-            });
-        }
-        if is(r.flags, bit::REGS) {
-            REGS_CALLER
-        } else {
-            CALLER
+    fn gather(&mut self, rec: usize, _want_unique: bool) -> Facts {
+        Facts {
+            ip: self.recs[rec].ip,
+            flags: RecFlags::from_raw(self.recs[rec].flags),
+            new: self.addr_new(rec),
+            curr: self.addr_curr(rec),
+            unique: None,
         }
     }
 
-    fn addr_curr(&mut self, rec: usize) -> u64 {
-        let r = self.recs[rec];
-        if is(r.flags, bit::DIRECT_EN) {
-            match self.direct_fns.get(&r.ip) {
-                Some(&a) => return a,
-                None => self
-                    .errs
-                    .push(format!("{:#x}: DIRECT_EN without a direct call", r.ip)),
-            }
-        }
-        if is(r.flags, bit::TRAMP_EN) {
-            return self.tramp_curr(r.ip).unwrap_or_else(|| {
-                self.errs
-                    .push(format!("bad trampoline accounting (curr) at {:#x}", r.ip));
-                CALLER
-            });
-        }
-        if is(r.flags, bit::REGS_EN) {
-            REGS_CALLER
-        } else {
-            CALLER
-        }
+    fn unique(&mut self, rec: usize) -> Option<u64> {
+        self.errs.push(format!(
+            "unique ops asked for at {:#x} on x86",
+            self.recs[rec].ip
+        ));
+        None
     }
 
-    fn jmp_bit(&self) -> bool {
-        self.layout.jmp_bit
+    fn shadow(&mut self, _: usize, _: bool, _: &Decision, _: Option<&Facts>) {}
+
+    fn report(&mut self, rec: usize, update: Update, failure: &Failure) {
+        let ip = self.recs[rec].ip;
+        self.errs
+            .push(format!("ftrace_bug at {ip:#x} ({update:?}): {failure:?}"));
+    }
+}
+
+/// The x86 text and the text-poke queue, as the update pass sees them.
+pub struct SimX86 {
+    text: BTreeMap<u64, [u8; 5]>,
+    pending: Vec<(u64, [u8; 5])>,
+    jmp_bit: bool,
+    /// Contract violations met.
+    errs: Vec<String>,
+}
+
+impl Arch for SimX86 {
+    type Change = X86Change;
+    const BATCH_MAX: usize = 256;
+    const CALL_OPS: bool = false;
+
+    fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<X86Change, Failure> {
+        x86c::plan_update(facts, decision, self.jmp_bit)
     }
 
-    fn read(&mut self, ip: u64) -> Result<[u8; 5], Failure> {
+    fn plan_init(&mut self, ip: u64) -> Result<X86Change, Failure> {
+        x86c::plan_init(ip, FENTRY)
+    }
+
+    fn ip(change: &X86Change) -> u64 {
+        change.ip
+    }
+
+    fn check(&mut self, change: &X86Change) -> Result<(), Failure> {
+        let ip = change.ip;
         match self.text.get(&ip) {
-            Some(b) => Ok(*b),
+            Some(b) => change.verify(b),
             None => {
                 self.errs.push(format!("read of {ip:#x}: not a site"));
                 Err(Failure::Fault)
@@ -1120,12 +1223,13 @@ impl Env for Sim {
         }
     }
 
-    fn queue(&mut self, ip: u64, insn: &[u8; 5]) {
+    fn write(&mut self, change: &X86Change) -> Result<(), Failure> {
+        let ip = change.ip;
         if !self.text.contains_key(&ip) {
             self.errs
                 .push(format!("write queued at {ip:#x}: not a site"));
         }
-        if self.pending.len() >= BATCH_MAX {
+        if self.pending.len() >= Self::BATCH_MAX {
             self.errs.push("more than BATCH_MAX writes queued".into());
         }
         if let Some(&(last, _)) = self.pending.last() {
@@ -1134,7 +1238,8 @@ impl Env for Sim {
                     .push(format!("writes not ascending: {ip:#x} after {last:#x}"));
             }
         }
-        self.pending.push((ip, *insn));
+        self.pending.push((ip, change.new));
+        Ok(())
     }
 
     fn flush(&mut self) {
@@ -1144,11 +1249,23 @@ impl Env for Sim {
             }
         }
     }
+}
 
-    fn report(&mut self, rec: usize, update: Update, failure: Failure) {
-        let ip = self.recs[rec].ip;
-        self.errs
-            .push(format!("ftrace_bug at {ip:#x} ({update:?}): {failure:?}"));
+/// The plans of a pass, kept between its check and write passes.
+struct VecStore(Vec<(usize, X86Change, Decision)>);
+
+impl Store<usize, X86Change> for VecStore {
+    fn push(&mut self, rec: usize, change: X86Change, decision: Decision) -> bool {
+        self.0.push((rec, change, decision));
+        true
+    }
+
+    fn get(&self, i: usize) -> Option<(usize, X86Change, Decision)> {
+        self.0.get(i).copied()
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
     }
 }
 
