@@ -27,6 +27,7 @@
 #include <asm/ftrace.h>
 
 #include "../include/rftrace.h"
+#include "../../ftrace_internal.h"
 
 /* The Rust side checks the same layout against its bindings. */
 static_assert(sizeof(struct dyn_ftrace) == 2 * sizeof(unsigned long));
@@ -35,6 +36,33 @@ static_assert(offsetof(struct dyn_ftrace, flags) == sizeof(unsigned long));
 static_assert(RFTRACE_SCAN_NR == 8);
 /* The call-site size the Rust record table uses (rust/ktable.rs). */
 static_assert(MCOUNT_INSN_SIZE == (IS_ENABLED(CONFIG_X86_64) ? 5 : 4));
+
+void rftrace_shim_assert_ftrace_lock(void)
+{
+	lockdep_assert_held(&ftrace_lock);
+}
+
+void rftrace_shim_assert_text_lock(void)
+{
+	lockdep_assert_held(&text_mutex);
+}
+
+void rftrace_shim_ftrace_lock(void)
+	__acquires(&ftrace_lock)
+{
+	mutex_lock(&ftrace_lock);
+}
+
+void rftrace_shim_ftrace_unlock(void)
+	__releases(&ftrace_lock)
+{
+	mutex_unlock(&ftrace_lock);
+}
+
+void rftrace_shim_cond_resched(void)
+{
+	cond_resched();
+}
 
 /* What ftrace_bug() prints as "expected" for the last refused site. */
 static u8 rftrace_expected[MCOUNT_INSN_SIZE];

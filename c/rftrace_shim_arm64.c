@@ -47,6 +47,13 @@ int ftrace_init_nop(struct module *mod, struct dyn_ftrace *rec)
 	return rftrace_arm64_init_nop(rec);
 }
 
+/* Replaces the generic (weak) one: the Rust update pass over every record. */
+void ftrace_replace_code(int mod_flags)
+{
+	rftrace_replace_code(mod_flags & RFTRACE_MODIFY_ENABLE,
+			     mod_flags & RFTRACE_MODIFY_MAY_SLEEP);
+}
+
 int rftrace_shim_insn_read(unsigned long ip, u32 *insn)
 {
 	return aarch64_insn_read((void *)ip, insn);

@@ -63,8 +63,8 @@ int ftrace_modify_call(struct dyn_ftrace *rec, unsigned long old_addr,
 
 void ftrace_replace_code(int mod_flags)
 {
-	/* x86 never asks for FTRACE_MODIFY_MAY_SLEEP_FL: bit 0 is "enable". */
-	rftrace_replace_code(mod_flags & 1);
+	/* Live INT3 batches under text_mutex: the pass does not sleep. */
+	rftrace_replace_code(mod_flags & RFTRACE_MODIFY_ENABLE, false);
 }
 
 int ftrace_update_ftrace_func(ftrace_func_t func)

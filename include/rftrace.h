@@ -20,8 +20,18 @@ struct module;
 int rftrace_check_record(struct dyn_ftrace *rec, bool enable, bool update);
 /* __ftrace_replace_code(): one record, the generic way; returns 0 or -errno. */
 int rftrace_replace_one(struct dyn_ftrace *rec, bool enable);
-/* x86 ftrace_replace_code(): every record, verified, then batched. */
-void rftrace_replace_code(bool enable);
+/*
+ * ftrace_replace_code(): every record; every change is checked before
+ * the first is written (x86: in INT3 batches).  @may_sleep: the generic
+ * code allows cond_resched() between records.
+ */
+void rftrace_replace_code(bool enable, bool may_sleep);
+/*
+ * The bits of ftrace_replace_code()'s @mod_flags (FTRACE_MODIFY_ENABLE_FL
+ * and FTRACE_MODIFY_MAY_SLEEP_FL, private to kernel/trace/ftrace.c).
+ */
+#define RFTRACE_MODIFY_ENABLE		(1 << 0)
+#define RFTRACE_MODIFY_MAY_SLEEP	(1 << 1)
 /*
  * The arch text hooks; 0, -EFAULT, -EINVAL or -ERANGE.  @init: the site
  * still holds the compiler's call to MCOUNT_ADDR (boot or module load).
@@ -94,6 +104,18 @@ void rftrace_finish(void);
 bool rftrace_stat(unsigned int idx, const char **name, u64 *val);
 
 /* Implemented in C (c/rftrace_shim.c), called by the Rust core. */
+
+/*
+ * The locks as the Rust core's lock tokens see them (rust/klock.rs): a
+ * lockdep assertion that the current task holds ftrace_lock / text_mutex,
+ * and ftrace_lock taken and released (KUnit).
+ */
+void rftrace_shim_assert_ftrace_lock(void);
+void rftrace_shim_assert_text_lock(void);
+void rftrace_shim_ftrace_lock(void);
+void rftrace_shim_ftrace_unlock(void);
+/* cond_resched(), between the records of a pass that may sleep. */
+void rftrace_shim_cond_resched(void);
 
 /*
  * Writes the 5-byte @insn at @ip: queued if the text is live, else directly.

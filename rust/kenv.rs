@@ -8,7 +8,10 @@
 //! (`kx86.rs`) and the C entry points in `rftrace.rs`. Everything above
 //! them works on values.
 
-use core::ptr::NonNull;
+use core::{
+    marker::PhantomData,
+    ptr::NonNull, //
+};
 
 use kernel::{
     bindings,
@@ -19,28 +22,31 @@ use kernel::{
     }, //
 };
 
-use crate::rfcore::{
-    account::{
-        OpsProps,
-        Others, //
-    },
-    flags::RecFlags,
-    record::{
-        BugType,
-        Update, //
-    },
-    select::{
-        self,
-        Callers,
-        OpsList,
-        Problem, //
-    },
-    table::{
-        self,
-        Locs,
-        Report,
-        Skip,
-        Text, //
+use crate::{
+    klock::FtraceLocked,
+    rfcore::{
+        account::{
+            OpsProps,
+            Others, //
+        },
+        flags::RecFlags,
+        record::{
+            BugType,
+            Update, //
+        },
+        select::{
+            self,
+            Callers,
+            OpsList,
+            Problem, //
+        },
+        table::{
+            self,
+            Locs,
+            Report,
+            Skip,
+            Text, //
+        }, //
     }, //
 };
 
@@ -89,79 +95,73 @@ pub(crate) fn c_word(x: u64) -> c_ulong {
     x as c_ulong
 }
 
-// `struct dyn_arch_ftrace` is empty on x86 (zero-sized in GNU C, and in the
-// bindings), so `struct dyn_ftrace` is two words: pointers to it are fine.
-#[allow(improper_ctypes)]
-extern "C" {
-    fn ftrace_c_check_record(rec: *mut bindings::dyn_ftrace, enable: bool, update: bool) -> c_int;
-    fn ftrace_c_rec_account(
-        rec: *mut bindings::dyn_ftrace,
-        ops: *mut bindings::ftrace_ops,
-        inc: bool,
-    ) -> bool;
-    fn ftrace_c_rec_ops_need_regs(rec: *mut bindings::dyn_ftrace) -> bool;
-    fn ftrace_c_ops_head() -> *mut bindings::ftrace_ops;
-    fn ftrace_c_ops_next(op: *mut bindings::ftrace_ops) -> *mut bindings::ftrace_ops;
-    fn ftrace_c_ops_covers(op: *mut bindings::ftrace_ops, ip: c_ulong, old: bool) -> bool;
-    fn ftrace_c_removed_ops() -> *mut bindings::ftrace_ops;
-    fn ftrace_c_get_addr_new(rec: *mut bindings::dyn_ftrace) -> c_ulong;
-    fn ftrace_c_get_addr_curr(rec: *mut bindings::dyn_ftrace) -> c_ulong;
-    fn ftrace_c_find_unique_ops(rec: *mut bindings::dyn_ftrace) -> *mut bindings::ftrace_ops;
-    fn rftrace_shim_caller(regs: bool) -> c_ulong;
-    fn rftrace_shim_direct(ip: c_ulong) -> c_ulong;
-    fn rftrace_shim_select_problem(rec: *mut bindings::dyn_ftrace, problem: c_int, new: bool);
-    fn rftrace_shim_in_text(module: *mut bindings::module, addr: c_ulong) -> bool;
-    fn rftrace_shim_call_adjust(addr: c_ulong) -> c_ulong;
-    fn rftrace_shim_refused_site(module: *mut bindings::module, why: *const c_char, addr: c_ulong);
-    fn rftrace_shim_scan_report(module: *mut bindings::module, counts: *const u64, unsorted: bool);
-}
-
-/// A record of the kernel's call-site table.
+/// A record of the kernel's call-site table, borrowed under `ftrace_lock`.
 ///
 /// # Invariants
 ///
-/// The pointer is to a live `struct dyn_ftrace` of the table, and the code
-/// holding a `Rec` runs where the kernel serialises record updates: under
-/// `ftrace_lock`, or in early boot / module load before anyone else can see
-/// the record. Nobody else writes the record meanwhile.
+/// The pointer is to a live `struct dyn_ftrace` of the table (or to a
+/// record nobody else can see, such as a copy on the stack), and `ftrace_lock`
+/// is held for `'a` (the borrowed [`FtraceLocked`] proves it): nobody else
+/// writes the record meanwhile, and it is not freed.
 #[derive(Clone, Copy)]
-pub(crate) struct Rec(NonNull<bindings::dyn_ftrace>);
+pub(crate) struct Rec<'a> {
+    ptr: NonNull<bindings::dyn_ftrace>,
+    lock: &'a FtraceLocked,
+}
 
-impl Rec {
+impl<'a> Rec<'a> {
     /// Wraps a record pointer received from C.
     ///
     /// # Safety
     ///
-    /// `ptr` is null or points to a record of the table, and the caller is
-    /// in a context that serialises record updates (see the type invariants)
-    /// for as long as the `Rec` is used.
-    pub(crate) unsafe fn from_raw(ptr: *mut bindings::dyn_ftrace) -> Option<Self> {
-        NonNull::new(ptr).map(Rec)
+    /// `ptr` is null or points to a record of the table, or to a record that
+    /// only the caller can see, valid for `'a`.
+    pub(crate) unsafe fn from_raw(
+        ptr: *mut bindings::dyn_ftrace,
+        lock: &'a FtraceLocked,
+    ) -> Option<Self> {
+        // INVARIANT: the caller's contract, and `lock` proves ftrace_lock.
+        NonNull::new(ptr).map(|ptr| Rec { ptr, lock })
+    }
+
+    /// A handle on a record the caller owns (a copy, or a test record).
+    #[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
+    pub(crate) fn from_mut(rec: &'a mut bindings::dyn_ftrace, lock: &'a FtraceLocked) -> Self {
+        // INVARIANT: the exclusive borrow keeps the record valid and
+        // unshared for `'a`; `lock` proves ftrace_lock.
+        Rec {
+            ptr: NonNull::from(rec),
+            lock,
+        }
     }
 
     /// The raw pointer, for C calls.
     pub(crate) fn as_ptr(self) -> *mut bindings::dyn_ftrace {
-        self.0.as_ptr()
+        self.ptr.as_ptr()
+    }
+
+    /// The proof of `ftrace_lock` the handle borrows.
+    pub(crate) fn lock(self) -> &'a FtraceLocked {
+        self.lock
     }
 
     /// The call-site address.
     pub(crate) fn ip(self) -> u64 {
         // SAFETY: by the type invariants the record is live and not written
         // concurrently.
-        word(unsafe { (*self.0.as_ptr()).ip })
+        word(unsafe { (*self.ptr.as_ptr()).ip })
     }
 
     /// The flags word.
     pub(crate) fn flags(self) -> RecFlags {
         // SAFETY: as in `ip()`.
-        RecFlags::from_raw(word(unsafe { (*self.0.as_ptr()).flags }))
+        RecFlags::from_raw(word(unsafe { (*self.ptr.as_ptr()).flags }))
     }
 
     /// Stores the flags word.
     pub(crate) fn set_flags(self, flags: RecFlags) {
-        // SAFETY: as in `ip()`; the caller serialises updates, so this is
-        // the only writer.
-        unsafe { (*self.0.as_ptr()).flags = c_word(flags.raw()) };
+        // SAFETY: as in `ip()`; ftrace_lock makes this the only writer.
+        unsafe { (*self.ptr.as_ptr()).flags = c_word(flags.raw()) };
     }
 
     /// Runs the kernel's C decision logic on a copy of the record.
@@ -184,15 +184,15 @@ pub(crate) fn c_decision(ip: u64, flags: RecFlags, enable: bool) -> (c_int, RecF
     // SAFETY: `copy` is a valid, exclusively owned record on our stack;
     // `ftrace_c_check_record()` only reads and writes its flags word and
     // the global `ftrace_bug_type`.
-    let verdict = unsafe { ftrace_c_check_record(&mut copy, enable, true) };
+    let verdict = unsafe { bindings::ftrace_c_check_record(&mut copy, enable, true) };
     (verdict, RecFlags::from_raw(word(copy.flags)))
 }
 
 /// Sets the kernel's `ftrace_bug_type`, which `ftrace_bug()` prints.
-pub(crate) fn set_bug_type(bug: BugType) {
-    // SAFETY: `ftrace_bug_type` is a plain global written under the same
-    // serialisation as the records (ftrace_lock or early boot); a raw write
-    // does not create a reference to the `static mut`.
+pub(crate) fn set_bug_type(_lock: &FtraceLocked, bug: BugType) {
+    // SAFETY: `ftrace_bug_type` is a plain global written under
+    // ftrace_lock, which `_lock` proves; a raw write does not create a
+    // reference to the `static mut`.
     unsafe {
         core::ptr::addr_of_mut!(bindings::ftrace_bug_type).write(bug as bindings::ftrace_bug_type)
     };
@@ -202,25 +202,44 @@ pub(crate) fn set_bug_type(bug: BugType) {
 ///
 /// # Invariants
 ///
-/// The pointer is to a live, registered ops, and the holder runs under
-/// `ftrace_lock` (the accounting runs inside `__ftrace_hash_rec_update()`).
+/// The pointer is to a live, registered ops, and `ftrace_lock` is held for
+/// `'a`, which keeps its flags, trampoline and hashes as they are.
 #[derive(Clone, Copy)]
-pub(crate) struct Ops(NonNull<bindings::ftrace_ops>);
+pub(crate) struct Ops<'a> {
+    ptr: NonNull<bindings::ftrace_ops>,
+    _lock: PhantomData<&'a FtraceLocked>,
+}
 
-impl Ops {
+impl<'a> Ops<'a> {
     /// Wraps an ops pointer received from C.
     ///
     /// # Safety
     ///
-    /// `ptr` is null or a live ops, and the caller holds `ftrace_lock` for as
-    /// long as the `Ops` is used.
-    pub(crate) unsafe fn from_raw(ptr: *mut bindings::ftrace_ops) -> Option<Self> {
-        NonNull::new(ptr).map(Ops)
+    /// `ptr` is null or a live ops, valid for `'a`.
+    pub(crate) unsafe fn from_raw(
+        ptr: *mut bindings::ftrace_ops,
+        _lock: &'a FtraceLocked,
+    ) -> Option<Self> {
+        // INVARIANT: the caller's contract, and `_lock` proves ftrace_lock.
+        NonNull::new(ptr).map(|ptr| Ops {
+            ptr,
+            _lock: PhantomData,
+        })
+    }
+
+    /// A handle on an ops the caller owns (a test ops, not registered).
+    #[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
+    pub(crate) fn from_mut(ops: &'a mut bindings::ftrace_ops, _lock: &'a FtraceLocked) -> Self {
+        // INVARIANT: the exclusive borrow keeps the ops valid for `'a`.
+        Ops {
+            ptr: NonNull::from(ops),
+            _lock: PhantomData,
+        }
     }
 
     /// What the accounting needs to know about the ops.
     pub(crate) fn props(self) -> OpsProps {
-        let ops = self.0.as_ptr();
+        let ops = self.ptr.as_ptr();
         // SAFETY: by the type invariants the ops is live; its flags,
         // trampoline and func are not changed while ftrace_lock is held.
         let (flags, trampoline, func) = unsafe { ((*ops).flags, (*ops).trampoline, (*ops).func) };
@@ -238,49 +257,52 @@ impl Ops {
 
     /// The raw pointer, for C calls.
     pub(crate) fn as_ptr(self) -> *mut bindings::ftrace_ops {
-        self.0.as_ptr()
+        self.ptr.as_ptr()
     }
 }
 
 /// The questions the accounting asks about the other ops on a record,
 /// answered by the kernel's ops-list walks.
-pub(crate) struct KernelOthers {
-    pub(crate) rec: Rec,
-    pub(crate) ops: Ops,
+pub(crate) struct KernelOthers<'a> {
+    pub(crate) rec: Rec<'a>,
+    pub(crate) ops: Ops<'a>,
     /// The answer `survivor_call_ops_ok()` gave, if it was asked (for the
     /// shadow comparison).
     pub(crate) survivor_ok: Option<bool>,
 }
 
-impl KernelOthers {
-    pub(crate) fn new(rec: Rec, ops: Ops) -> Self {
+impl<'a> KernelOthers<'a> {
+    pub(crate) fn new(rec: Rec<'a>, ops: Ops<'a>) -> Self {
         KernelOthers {
             rec,
             ops,
             survivor_ok: None,
         }
     }
+
+    fn exclude(&self) -> ListOps<'a> {
+        ListOps {
+            ptr: self.ops.ptr,
+            _lock: PhantomData,
+        }
+    }
 }
 
-impl Others for KernelOthers {
+impl Others for KernelOthers<'_> {
     fn need_regs(&mut self) -> bool {
-        // SAFETY: a live record and ops, under ftrace_lock (type invariants
-        // of `Rec` and `Ops`); the C function only walks the ops list.
-        unsafe { ftrace_c_rec_ops_need_regs(self.rec.as_ptr()) }
+        // SAFETY: a live record, under ftrace_lock (type invariants of
+        // `Rec`); the C function only walks the ops list.
+        unsafe { bindings::ftrace_c_rec_ops_need_regs(self.rec.as_ptr()) }
     }
 
     fn other_has_trampoline(&mut self) -> bool {
-        // SAFETY: we hold ftrace_lock (type invariants of `Rec` and `Ops`).
-        let mut list = unsafe { KernelOpsList::new() };
-        let exclude = ListOps(self.ops.0);
-        select::tramp_ops_other(&mut list, self.rec.ip(), exclude).is_some()
+        let mut list = KernelOpsList::new(self.rec.lock());
+        select::tramp_ops_other(&mut list, self.rec.ip(), self.exclude()).is_some()
     }
 
     fn survivor_call_ops_ok(&mut self) -> bool {
-        // SAFETY: we hold ftrace_lock (type invariants of `Rec` and `Ops`).
-        let mut list = unsafe { KernelOpsList::new() };
-        let exclude = ListOps(self.ops.0);
-        let ok = select::unique_ops_other(&mut list, self.rec.ip(), exclude)
+        let mut list = KernelOpsList::new(self.rec.lock());
+        let ok = select::unique_ops_other(&mut list, self.rec.ip(), self.exclude())
             .is_some_and(|op| op.call_ops_ok());
         self.survivor_ok = Some(ok);
         ok
@@ -292,128 +314,142 @@ impl Others for KernelOthers {
 /// # Invariants
 ///
 /// The pointer is to an ops reached by walking `ftrace_ops_list` (or to
-/// `ftrace_list_end`), and the holder runs under `ftrace_lock`, which keeps
-/// the list and every ops on it alive and unchanged.
+/// `ftrace_list_end`), and `ftrace_lock` is held for `'a`, which keeps the
+/// list and every ops on it alive and unchanged.
 #[derive(Clone, Copy, PartialEq)]
-pub(crate) struct ListOps(NonNull<bindings::ftrace_ops>);
+pub(crate) struct ListOps<'a> {
+    ptr: NonNull<bindings::ftrace_ops>,
+    _lock: PhantomData<&'a FtraceLocked>,
+}
 
-impl ListOps {
+impl<'a> ListOps<'a> {
     /// The raw pointer, for C calls.
     pub(crate) fn as_ptr(self) -> *mut bindings::ftrace_ops {
-        self.0.as_ptr()
+        self.ptr.as_ptr()
     }
 
     fn flags(self) -> u64 {
         // SAFETY: a live ops, not written while ftrace_lock is held (type
         // invariants).
-        word(unsafe { (*self.0.as_ptr()).flags })
+        word(unsafe { (*self.ptr.as_ptr()).flags })
     }
 
     /// The ops' function may be called directly from a site's literal
     /// (`ftrace_ops_get_func(op) == op->func`: no assist function).
     fn call_ops_ok(self) -> bool {
-        // SAFETY: `Ops::from_raw()`'s contract holds: a live ops on the list,
-        // under ftrace_lock (type invariants).
-        match unsafe { Ops::from_raw(self.0.as_ptr()) } {
-            Some(ops) => ops.props().call_ops_ok,
-            None => false,
-        }
+        let ops: Ops<'a> = Ops {
+            ptr: self.ptr,
+            _lock: PhantomData,
+        };
+        ops.props().call_ops_ok
     }
 }
 
 /// The kernel's ops list, walked as `do_for_each_ftrace_op()` walks it.
 ///
-/// # Invariants
-///
-/// Only created under `ftrace_lock`.
-pub(crate) struct KernelOpsList {
-    _private: (),
+/// Walks are counted (`ops_list_walks` in the stats).
+pub(crate) struct KernelOpsList<'a> {
+    _lock: &'a FtraceLocked,
 }
 
-impl KernelOpsList {
-    /// # Safety
-    ///
-    /// The caller holds `ftrace_lock` while the list and the [`ListOps`] it
-    /// hands out are used.
-    pub(crate) unsafe fn new() -> Self {
-        KernelOpsList { _private: () }
+impl<'a> KernelOpsList<'a> {
+    /// The list, readable while `ftrace_lock` is held.
+    pub(crate) fn new(lock: &'a FtraceLocked) -> Self {
+        KernelOpsList { _lock: lock }
+    }
+
+    fn wrap(ptr: *mut bindings::ftrace_ops) -> Option<ListOps<'a>> {
+        // INVARIANT: an ops of the list, under ftrace_lock for `'a`.
+        NonNull::new(ptr).map(|ptr| ListOps {
+            ptr,
+            _lock: PhantomData,
+        })
     }
 }
 
-impl OpsList for KernelOpsList {
-    type Ops = ListOps;
+impl<'a> OpsList for KernelOpsList<'a> {
+    type Ops = ListOps<'a>;
 
-    fn head(&mut self) -> Option<ListOps> {
-        // SAFETY: under ftrace_lock (type invariants). The head is never
-        // null in the kernel (`ftrace_list_end` when the list is empty).
-        NonNull::new(unsafe { ftrace_c_ops_head() }).map(ListOps)
+    fn head(&mut self) -> Option<ListOps<'a>> {
+        crate::count_ops_walk();
+        // SAFETY: under ftrace_lock (`_lock`). The head is never null in
+        // the kernel (`ftrace_list_end` when the list is empty).
+        Self::wrap(unsafe { bindings::ftrace_c_ops_head() })
     }
 
-    fn next(&mut self, op: ListOps) -> Option<ListOps> {
+    fn next(&mut self, op: ListOps<'a>) -> Option<ListOps<'a>> {
         // SAFETY: `op` is on the list, under ftrace_lock.
-        NonNull::new(unsafe { ftrace_c_ops_next(op.as_ptr()) }).map(ListOps)
+        Self::wrap(unsafe { bindings::ftrace_c_ops_next(op.as_ptr()) })
     }
 
-    fn trampoline(&mut self, op: ListOps) -> u64 {
+    fn trampoline(&mut self, op: ListOps<'a>) -> u64 {
         // SAFETY: as in `ListOps::flags()`.
         word(unsafe { (*op.as_ptr()).trampoline })
     }
 
-    fn adding(&mut self, op: ListOps) -> bool {
+    fn adding(&mut self, op: ListOps<'a>) -> bool {
         op.flags() & u64::from(bindings::FTRACE_OPS_FL_ADDING) != 0
     }
 
-    fn modifying(&mut self, op: ListOps) -> bool {
+    fn modifying(&mut self, op: ListOps<'a>) -> bool {
         op.flags() & u64::from(bindings::FTRACE_OPS_FL_MODIFYING) != 0
     }
 
-    fn covers(&mut self, op: ListOps, ip: u64) -> bool {
+    fn covers(&mut self, op: ListOps<'a>, ip: u64) -> bool {
         // SAFETY: `op` is on the list, under ftrace_lock, which keeps its
         // hashes alive.
-        unsafe { ftrace_c_ops_covers(op.as_ptr(), c_word(ip), false) }
+        unsafe { bindings::ftrace_c_ops_covers(op.as_ptr(), c_word(ip), false) }
     }
 
-    fn covered(&mut self, op: ListOps, ip: u64) -> bool {
+    fn covered(&mut self, op: ListOps<'a>, ip: u64) -> bool {
         // SAFETY: as in `covers()`.
-        unsafe { ftrace_c_ops_covers(op.as_ptr(), c_word(ip), true) }
+        unsafe { bindings::ftrace_c_ops_covers(op.as_ptr(), c_word(ip), true) }
     }
 
-    fn removed(&mut self) -> Option<ListOps> {
+    fn removed(&mut self) -> Option<ListOps<'a>> {
         // SAFETY: reads a pointer set and cleared under ftrace_lock.
-        NonNull::new(unsafe { ftrace_c_removed_ops() }).map(ListOps)
+        Self::wrap(unsafe { bindings::ftrace_c_removed_ops() })
     }
 }
 
 /// The kernel's shared callers and direct functions table.
-struct KernelCallers;
+pub(crate) struct KernelCallers;
 
 impl Callers for KernelCallers {
     fn caller(&self) -> u64 {
         // SAFETY: returns a constant address.
-        word(unsafe { rftrace_shim_caller(false) })
+        word(unsafe { bindings::rftrace_shim_caller(false) })
     }
 
     fn regs_caller(&self) -> u64 {
         // SAFETY: returns a constant address.
-        word(unsafe { rftrace_shim_caller(true) })
+        word(unsafe { bindings::rftrace_shim_caller(true) })
     }
 
     fn direct(&mut self, ip: u64) -> u64 {
         // SAFETY: a lookup in an RCU-protected hash, which the C side
         // protects itself.
-        word(unsafe { rftrace_shim_direct(c_word(ip)) })
+        word(unsafe { bindings::rftrace_shim_direct(c_word(ip)) })
     }
+}
+
+/// Reports a broken invariant met while choosing a target, as the C core
+/// reports it.
+pub(crate) fn report_problem(rec: Rec<'_>, problem: Problem, new: bool) {
+    let code = match problem {
+        Problem::NoDirect => bindings::RFTRACE_PROBLEM_NO_DIRECT,
+        Problem::NoTrampoline => bindings::RFTRACE_PROBLEM_NO_TRAMPOLINE,
+    };
+    let code = c_int::try_from(code).unwrap_or(0);
+    // SAFETY: `rec` is a live record (type invariants); the shim only
+    // reads it.
+    unsafe { bindings::rftrace_shim_select_problem(rec.as_ptr(), code, new) };
 }
 
 /// The address `rec` is to call (`new`) or calls now, chosen by
 /// [`select`]; a broken invariant is reported as the C core reports it.
-///
-/// # Safety
-///
-/// The caller holds `ftrace_lock`.
-pub(crate) unsafe fn select_addr(rec: Rec, new: bool) -> u64 {
-    // SAFETY: the caller holds ftrace_lock.
-    let mut list = unsafe { KernelOpsList::new() };
+pub(crate) fn select_addr(rec: Rec<'_>, new: bool) -> u64 {
+    let mut list = KernelOpsList::new(rec.lock());
     let mut callers = KernelCallers;
     let choice = if new {
         select::addr_new(&mut list, &mut callers, rec.ip(), rec.flags())
@@ -421,37 +457,31 @@ pub(crate) unsafe fn select_addr(rec: Rec, new: bool) -> u64 {
         select::addr_curr(&mut list, &mut callers, rec.ip(), rec.flags())
     };
     if let Some(problem) = choice.problem {
-        let code = match problem {
-            Problem::NoDirect => 1,
-            Problem::NoTrampoline => 2,
-        };
-        // SAFETY: `rec` is a live record; the shim only reads it.
-        unsafe { rftrace_shim_select_problem(rec.as_ptr(), code, new) };
+        report_problem(rec, problem, new);
     }
     choice.addr
 }
 
 /// The kernel's C choice, for the shadow mode and KUnit.
-pub(crate) fn c_select_addr(rec: Rec, new: bool) -> u64 {
+pub(crate) fn c_select_addr(rec: Rec<'_>, new: bool) -> u64 {
     // SAFETY: a live record, under ftrace_lock (type invariants of `Rec`).
     word(unsafe {
         if new {
-            ftrace_c_get_addr_new(rec.as_ptr())
+            bindings::ftrace_c_get_addr_new(rec.as_ptr())
         } else {
-            ftrace_c_get_addr_curr(rec.as_ptr())
+            bindings::ftrace_c_get_addr_curr(rec.as_ptr())
         }
     })
 }
 
 /// The single ops on `rec` (`ftrace_find_unique_ops()`), by Rust and by C.
-pub(crate) fn unique_ops(rec: Rec) -> (*mut bindings::ftrace_ops, *mut bindings::ftrace_ops) {
-    // SAFETY: under ftrace_lock (type invariants of `Rec`).
-    let mut list = unsafe { KernelOpsList::new() };
+pub(crate) fn unique_ops(rec: Rec<'_>) -> (*mut bindings::ftrace_ops, *mut bindings::ftrace_ops) {
+    let mut list = KernelOpsList::new(rec.lock());
     let rust =
         select::unique_ops(&mut list, rec.ip()).map_or(core::ptr::null_mut(), |o| o.as_ptr());
     let c = if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-        // SAFETY: as above.
-        unsafe { ftrace_c_find_unique_ops(rec.as_ptr()) }
+        // SAFETY: a live record, under ftrace_lock (type invariants).
+        unsafe { bindings::ftrace_c_find_unique_ops(rec.as_ptr()) }
     } else {
         rust
     };
@@ -461,16 +491,16 @@ pub(crate) fn unique_ops(rec: Rec) -> (*mut bindings::ftrace_ops, *mut bindings:
 /// Runs the kernel's C accounting on a copy of `rec` (same ip and flags).
 ///
 /// Returns whether C accepted the change and the word it would store.
-pub(crate) fn c_account(rec: Rec, ops: Ops, inc: bool) -> (bool, RecFlags) {
+pub(crate) fn c_account(rec: Rec<'_>, ops: Ops<'_>, inc: bool) -> (bool, RecFlags) {
     let mut copy = bindings::dyn_ftrace {
         ip: c_word(rec.ip()),
         flags: c_word(rec.flags().raw()),
         ..Default::default()
     };
     // SAFETY: `copy` is ours; the C function reads the ops and walks the ops
-    // list under ftrace_lock, which the caller holds, and writes only the
-    // copy's flags.
-    let ok = unsafe { ftrace_c_rec_account(&mut copy, ops.as_ptr(), inc) };
+    // list under ftrace_lock, which `rec` proves, and writes only the copy's
+    // flags.
+    let ok = unsafe { bindings::ftrace_c_rec_account(&mut copy, ops.as_ptr(), inc) };
     (ok, RecFlags::from_raw(word(copy.flags)))
 }
 
@@ -499,23 +529,40 @@ impl Locs for KernelLocs<'_> {
 }
 
 /// The text of the core kernel (null module) or of a module being loaded.
-pub(crate) struct KernelText(pub(crate) *mut bindings::module);
+///
+/// # Invariants
+///
+/// `module` is null or a module that stays alive while the `KernelText`
+/// is used.
+pub(crate) struct KernelText {
+    module: *mut bindings::module,
+}
+
+impl KernelText {
+    /// # Safety
+    ///
+    /// `module` is null or a module that stays alive (being loaded, or
+    /// going away under `ftrace_lock`) while the `KernelText` is used.
+    pub(crate) unsafe fn new(module: *mut bindings::module) -> Self {
+        // INVARIANT: the caller's contract.
+        KernelText { module }
+    }
+}
 
 impl Text for KernelText {
     fn module(&self) -> bool {
-        !self.0.is_null()
+        !self.module.is_null()
     }
 
     fn in_text(&mut self, addr: u64) -> bool {
-        // SAFETY: the module (if any) is the one being loaded, alive for
-        // the whole of ftrace_process_locs(); the shim only reads its
-        // memory layout.
-        unsafe { rftrace_shim_in_text(self.0, c_word(addr)) }
+        // SAFETY: the module (if any) is alive (type invariants); the shim
+        // only reads its memory layout.
+        unsafe { bindings::rftrace_shim_in_text(self.module, c_word(addr)) }
     }
 
     fn adjust(&mut self, addr: u64) -> Option<u64> {
         // SAFETY: a pure computation on the address.
-        let site = word(unsafe { rftrace_shim_call_adjust(c_word(addr)) });
+        let site = word(unsafe { bindings::rftrace_shim_call_adjust(c_word(addr)) });
         (site != 0).then_some(site)
     }
 }
@@ -557,7 +604,12 @@ pub(crate) unsafe fn scan_locs(
     // SAFETY: by the function's contract the range is a valid, aligned,
     // exclusively used array of `len` words.
     let list = unsafe { core::slice::from_raw_parts_mut(start, len) };
-    let report = table::scan(&mut KernelLocs(list), &mut KernelText(module));
+    let report = table::scan(
+        &mut KernelLocs(list),
+        // SAFETY: `module` is null or the module being loaded (function
+        // contract).
+        &mut unsafe { KernelText::new(module) },
+    );
     for (addr, skip) in report.first.iter() {
         let why: &core::ffi::CStr = match skip {
             Some(Skip::Duplicate) => c"duplicate of the entry before it",
@@ -567,10 +619,16 @@ pub(crate) unsafe fn scan_locs(
         };
         // SAFETY: `why` is a NUL-terminated static string; the module is
         // alive (function contract).
-        unsafe { rftrace_shim_refused_site(module, why.as_ptr().cast::<c_char>(), c_word(*addr)) };
+        unsafe {
+            bindings::rftrace_shim_refused_site(
+                module,
+                why.as_ptr().cast::<c_char>(),
+                c_word(*addr),
+            )
+        };
     }
     let counts = scan_counts(&report);
     // SAFETY: `counts` has the 8 entries the shim reads.
-    unsafe { rftrace_shim_scan_report(module, counts.as_ptr(), report.unsorted) };
+    unsafe { bindings::rftrace_shim_scan_report(module, counts.as_ptr(), report.unsorted) };
     report
 }

@@ -28,6 +28,15 @@ use kernel::{
         c_ulong,
         c_void, //
     }, //
+    sync::{
+        atomic::{
+            atomic_load,
+            atomic_store,
+            Acquire,
+            Relaxed, //
+        },
+        rcu, //
+    },
 };
 
 use crate::{
@@ -36,6 +45,7 @@ use crate::{
         word,
         KernelText, //
     },
+    klock::FtraceLocked,
     rfcore::{
         pages::{
             self,
@@ -75,24 +85,20 @@ const _: () = {
 /// record covers `[ip, ip + INSN_SIZE)`.
 pub(crate) const INSN_SIZE: u64 = if cfg!(CONFIG_X86_64) { 5 } else { 4 };
 
-// `struct dyn_arch_ftrace` is empty (zero-sized in GNU C and in the
-// bindings), as in `kenv`: pointers to records and groups are fine.
-#[allow(improper_ctypes)]
-extern "C" {
-    fn ftrace_c_group_alloc(order: c_int) -> *mut FtracePage;
-    fn ftrace_c_free_groups(pages: *mut FtracePage);
-    fn rftrace_shim_max_order() -> c_int;
-    fn rftrace_shim_within_module(module: *mut bindings::module, addr: c_ulong) -> bool;
-    /// The C core's lookup (shadow mode and KUnit).
-    pub(crate) fn ftrace_c_lookup_rec(start: c_ulong, end: c_ulong) -> *mut bindings::dyn_ftrace;
-    /// The head of the table (KUnit).
-    pub(crate) fn ftrace_c_pages_start() -> *mut FtracePage;
+/// The C side's group pointer as this module's view of the group.
+pub(crate) fn from_c(pg: *mut bindings::ftrace_page) -> *mut FtracePage {
+    pg.cast::<FtracePage>()
+}
+
+/// This module's group pointer as the C side's.
+pub(crate) fn to_c(pg: *mut FtracePage) -> *mut bindings::ftrace_page {
+    pg.cast::<bindings::ftrace_page>()
 }
 
 /// The kernel's group shape.
 pub(crate) fn geometry() -> Geometry {
     // SAFETY: returns a constant.
-    let max = unsafe { rftrace_shim_max_order() };
+    let max = unsafe { bindings::rftrace_shim_max_order() };
     Geometry {
         entry_size: core::mem::size_of::<bindings::dyn_ftrace>(),
         page_size: kernel::page::PAGE_SIZE,
@@ -124,57 +130,111 @@ impl Group {
         self.0.as_ptr()
     }
 
-    /// The number of records in the group.
+    /// The number of records in the group, read once (`READ_ONCE()`): the
+    /// owner shrinks it under lockless readers.
     pub(crate) fn len(self) -> usize {
-        // SAFETY: a live group (type invariants); a plain read, as C's.
-        let index = unsafe { ptr::addr_of!((*self.as_ptr()).index).read() };
+        // SAFETY: a live group (type invariants), an aligned `int`; its
+        // writer stores it atomically (`set_len()`, and C's `pg->index`
+        // stores happen before the group is published).
+        let index = unsafe { atomic_load(ptr::addr_of_mut!((*self.as_ptr()).index), Relaxed) };
         usize::try_from(index).unwrap_or(0)
     }
 
-    /// The next group, or null. Read once (`READ_ONCE()`): groups are
-    /// published with a release store after they are filled, and the
-    /// loads through this pointer depend on it.
+    /// The next group, or null, read with acquire: groups are published
+    /// with a release store after they are filled.
     pub(crate) fn next(self) -> *mut FtracePage {
-        // SAFETY: as in `len()`.
-        unsafe { ptr::addr_of!((*self.as_ptr()).next).read_volatile() }
+        // SAFETY: as in `len()`; every store to `next` is atomic (the C
+        // side publishes with `smp_store_release()`, this module stores
+        // with `set_next()` / `unlink()`).
+        unsafe { atomic_load(ptr::addr_of_mut!((*self.as_ptr()).next), Acquire) }
     }
 
     fn order(self) -> u32 {
-        // SAFETY: as in `len()`.
+        // SAFETY: as in `len()`; the order is written once, before the
+        // group is published, and never again.
         let order = unsafe { ptr::addr_of!((*self.as_ptr()).order).read() };
         u32::try_from(order).unwrap_or(0)
     }
 
+    /// How many records the group's pages hold.
+    fn capacity(self) -> usize {
+        let bytes = 1usize
+            .checked_shl(self.order())
+            .and_then(|pages| pages.checked_mul(kernel::page::PAGE_SIZE))
+            .unwrap_or(0);
+        bytes / core::mem::size_of::<bindings::dyn_ftrace>()
+    }
+
     /// Record `i`, or null if `i` is not below `len`.
     pub(crate) fn rec(self, len: usize, i: usize) -> *mut bindings::dyn_ftrace {
-        if i >= len {
+        if i >= len || i >= self.capacity() {
             return ptr::null_mut();
         }
-        // SAFETY: as in `len()`; `i < len <= index`, within the group.
+        // SAFETY: as in `len()`; `i` is below the group's capacity, so the
+        // record is within the group's pages (and initialised: records are
+        // written before `index` covers them, and records beyond `index`
+        // keep the values they had).
         unsafe { ptr::addr_of!((*self.as_ptr()).records).read().add(i) }
     }
 
-    /// The address of record `i` (`u64::MAX` if `i` is not below `len`).
+    /// The address of record `i` (`u64::MAX` if `i` is not below `len`),
+    /// read once (`READ_ONCE()`): the owner moves records under lockless
+    /// readers.
     pub(crate) fn ip_at(self, len: usize, i: usize) -> u64 {
         let rec = self.rec(len, i);
         if rec.is_null() {
             return u64::MAX;
         }
-        // SAFETY: `rec` is an initialised record of a live group (type
-        // invariants, `rec()`).
-        word(unsafe { ptr::addr_of!((*rec).ip).read() })
+        // SAFETY: `rec` is a record in a live group (type invariants,
+        // `rec()`), aligned; the owner stores `ip` atomically
+        // (`move_records()`).
+        word(unsafe { atomic_load(ptr::addr_of_mut!((*rec).ip), Relaxed) })
     }
 
-    fn set_len(self, len: usize) {
-        let index = c_int::try_from(len).unwrap_or(0);
+    /// Stores the number of records (`WRITE_ONCE()`). A length that does
+    /// not fit the C `int` is refused and the old one kept.
+    fn set_len(self, len: usize) -> bool {
+        let Ok(index) = c_int::try_from(len) else {
+            kernel::pr_err!("record table: group length {} does not fit\n", len);
+            return false;
+        };
         // SAFETY: a live group; writers hold ftrace_lock or own the group
-        // (type invariants).
-        unsafe { ptr::addr_of_mut!((*self.as_ptr()).index).write(index) };
+        // (type invariants); readers load it atomically.
+        unsafe { atomic_store(ptr::addr_of_mut!((*self.as_ptr()).index), index, Relaxed) };
+        true
     }
 
+    /// Stores the link to the next group (`WRITE_ONCE()`).
     fn set_next(self, next: *mut FtracePage) {
         // SAFETY: as in `set_len()`.
-        unsafe { ptr::addr_of_mut!((*self.as_ptr()).next).write(next) };
+        unsafe { atomic_store(ptr::addr_of_mut!((*self.as_ptr()).next), next, Relaxed) };
+    }
+
+    /// Moves `count` records from `from` down to `to` (`to <= from`),
+    /// first to last, each `ip` with one atomic store, so a lockless
+    /// reader sees either record's address in every slot, never a torn
+    /// one. The caller stays within the group's length.
+    fn move_records(self, from: usize, to: usize, count: usize) {
+        let end = from.checked_add(count).unwrap_or(usize::MAX);
+        if to > from || end > self.capacity() {
+            return;
+        }
+        for k in 0..count {
+            let (src, dst) = (self.rec(end, from + k), self.rec(end, to + k));
+            if src.is_null() || dst.is_null() {
+                return;
+            }
+            // SAFETY: both are records of this live group below its
+            // capacity (`rec()`); we are the only writer (type invariants),
+            // and readers load `ip` atomically. `flags` is only read under
+            // ftrace_lock, which we hold.
+            unsafe {
+                let ip = ptr::addr_of!((*src).ip).read();
+                let flags = ptr::addr_of!((*src).flags).read();
+                atomic_store(ptr::addr_of_mut!((*dst).ip), ip, Relaxed);
+                ptr::addr_of_mut!((*dst).flags).write(flags);
+            }
+        }
     }
 }
 
@@ -212,7 +272,10 @@ impl<M> Walk for Groups<M> {
     }
 
     fn ip_at(&mut self, g: Group, i: usize) -> u64 {
-        g.ip_at(g.len(), i)
+        // The walk read the length once and asks below it; the length is
+        // not read again (it may shrink meanwhile): the group's capacity
+        // bounds the access.
+        g.ip_at(usize::MAX, i)
     }
 }
 
@@ -221,12 +284,13 @@ impl<M> Walk for Groups<M> {
 /// # Safety
 ///
 /// `head` is the head of the table (or of a chain of groups nobody frees
-/// meanwhile), and the caller is in an RCU read-side section or holds
-/// `ftrace_lock`.
+/// meanwhile): groups reachable from it are freed only after an RCU grace
+/// period, which `_rcu` holds off.
 pub(crate) unsafe fn lookup(
     head: *mut FtracePage,
     start: u64,
     end: u64,
+    _rcu: &rcu::Guard,
 ) -> *mut bindings::dyn_ftrace {
     let mut first = head;
     // The type invariants of `Groups` are the caller's contract.
@@ -235,7 +299,9 @@ pub(crate) unsafe fn lookup(
         mode: (),
     };
     match pages::lookup(&mut walk, start, end, INSN_SIZE) {
-        Some((g, i)) => g.rec(g.len(), i),
+        // `i` was below the length the walk read once; the group's
+        // capacity bounds it still.
+        Some((g, i)) => g.rec(usize::MAX, i),
         None => ptr::null_mut(),
     }
 }
@@ -269,7 +335,7 @@ impl Drop for Chain {
         if !self.first.is_null() {
             // SAFETY: the groups were made by `ftrace_c_group_alloc()`,
             // linked through `next`, and nobody else has seen them.
-            unsafe { ftrace_c_free_groups(self.first) };
+            unsafe { bindings::ftrace_c_free_groups(to_c(self.first)) };
         }
     }
 }
@@ -288,11 +354,12 @@ pub(crate) unsafe fn free_taken(taken: Taken) {
     }
     if !taken.first.is_null() {
         // SAFETY: the function's contract.
-        unsafe { ftrace_c_free_groups(taken.first) };
+        unsafe { bindings::ftrace_c_free_groups(to_c(taken.first)) };
     }
 }
 
 /// A new part of the table, not linked anywhere yet.
+#[must_use = "a built part of the table must be linked in or freed"]
 pub(crate) struct Built {
     pub(crate) first: *mut FtracePage,
     pub(crate) last: *mut FtracePage,
@@ -341,7 +408,9 @@ pub(crate) unsafe fn build(
     // SAFETY: by the function's contract the range is a valid, aligned
     // array of `len` words that nobody writes during the call.
     let list = unsafe { core::slice::from_raw_parts(start, len) };
-    let mut text = KernelText(module);
+    // SAFETY: `module` is null or the module being loaded (function
+    // contract).
+    let mut text = unsafe { KernelText::new(module) };
 
     let geo = geometry();
     let mut chain = Chain {
@@ -354,7 +423,7 @@ pub(crate) unsafe fn build(
         let group = loop {
             let order_c = c_int::try_from(order).map_err(|_| BuildError::NoMemory)?;
             // SAFETY: allocates and counts a zeroed group; nothing else.
-            let pg = unsafe { ftrace_c_group_alloc(order_c) };
+            let pg = from_c(unsafe { bindings::ftrace_c_group_alloc(order_c) });
             // SAFETY: a fresh group, only ours.
             if let Some(g) = unsafe { Group::from_raw(pg) } {
                 break g;
@@ -380,7 +449,9 @@ pub(crate) unsafe fn build(
         // The scan kept the entry, so the architecture can patch it.
         let site = text.adjust(addr).ok_or(BuildError::Inconsistent)?;
         if filled == cap {
-            group.set_len(filled);
+            if !group.set_len(filled) {
+                return Err(BuildError::Inconsistent);
+            }
             // SAFETY: the next group of our chain (or null).
             group = unsafe { Group::from_raw(group.next()) }.ok_or(BuildError::Inconsistent)?;
             cap = geo.entries(group.order()).ok_or(BuildError::Inconsistent)?;
@@ -399,8 +470,7 @@ pub(crate) unsafe fn build(
         filled += 1;
         made += 1;
     }
-    group.set_len(filled);
-    if made != count || !group.next().is_null() {
+    if !group.set_len(filled) || made != count || !group.next().is_null() {
         return Err(BuildError::Inconsistent);
     }
     let (first, last) = chain.take();
@@ -455,7 +525,7 @@ impl Table for Groups<Writer> {
         // (type invariants). One store takes the group off the list for
         // new readers; `g`'s own link is left for those already on it.
         unsafe {
-            ptr::write_volatile(link, g.next());
+            atomic_store(link, g.next(), Relaxed);
             if w.tail.read() == g.as_ptr() {
                 w.tail.write(prev.map_or(ptr::null_mut(), |p| p.as_ptr()));
             }
@@ -482,20 +552,15 @@ impl Table for Groups<Writer> {
         if !within {
             return;
         }
-        // SAFETY: the plan moves records within the first `len` of the
-        // group, overlapping as memmove allows; we are the only writer
-        // (type invariants).
-        unsafe {
-            let recs = ptr::addr_of!((*g.as_ptr()).records).read();
-            ptr::copy(recs.add(plan.from), recs.add(plan.to), plan.count);
-        }
-        g.set_len(plan.len);
+        g.move_records(plan.from, plan.to, plan.count);
+        let _ = g.set_len(plan.len);
     }
 }
 
 /// Groups taken out of the table: `first` to `last` through `next`, but
 /// `last`'s `next` still points into the table. After an RCU grace period
 /// the caller sets it to null and frees the chain.
+#[must_use = "groups taken out must be freed after an RCU grace period"]
 pub(crate) struct Taken {
     pub(crate) first: *mut FtracePage,
     pub(crate) last: *mut FtracePage,
@@ -539,18 +604,20 @@ impl Groups<Writer> {
 ///
 /// # Safety
 ///
-/// `head` and `tail` are `&ftrace_pages_start` and `&ftrace_pages`, the
-/// caller holds `ftrace_lock`, and `module` is the module going away.
+/// `head` and `tail` are `&ftrace_pages_start` and `&ftrace_pages` (whose
+/// writers hold `ftrace_lock`, which `_lock` proves), and `module` is the
+/// module going away.
 pub(crate) unsafe fn unlink_module(
     head: *mut *mut FtracePage,
     tail: *mut *mut FtracePage,
     module: *mut bindings::module,
+    _lock: &FtraceLocked,
 ) -> Taken {
     // SAFETY: the function's contract is the type invariants.
     let mut table = unsafe { Groups::owner(head, tail) };
     let out = pages::take_groups(&mut table, |ip| {
         // SAFETY: reads the module's layout; the module is alive.
-        unsafe { rftrace_shim_within_module(module, c_word(ip)) }
+        unsafe { bindings::rftrace_shim_within_module(module, c_word(ip)) }
     });
     if out.kept_first {
         kernel::pr_err!("record table: the first group belongs to a module; kept\n");
@@ -577,6 +644,7 @@ pub(crate) unsafe fn remove_range(
     end: u64,
     each: Option<EachRec>,
     data: *mut c_void,
+    _lock: &FtraceLocked,
 ) -> Taken {
     // SAFETY: the function's contract is the type invariants.
     let mut table = unsafe { Groups::owner(head, tail) };

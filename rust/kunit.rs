@@ -24,6 +24,7 @@ mod tests {
             Ops,
             Rec, //
         },
+        klock::FtraceLockGuard,
         rfcore::{
             account::AccountError,
             flags::{
@@ -85,6 +86,8 @@ mod tests {
         let mut checked = 0u32;
         let mut differ = 0u32;
         let mut survivor_rule = 0u32;
+        // The C accounting and the survivor rule walk the ops list.
+        let lock = FtraceLockGuard::lock();
         for &of in &ops_flags {
             for tramp in [0usize, 0x1000] {
                 let mut ops = bindings::ftrace_ops {
@@ -92,8 +95,7 @@ mod tests {
                     trampoline: tramp,
                     ..Default::default()
                 };
-                // SAFETY: a valid ops on our stack, used only below.
-                let ops = unsafe { Ops::from_raw(&mut ops) }.unwrap();
+                let ops = Ops::from_mut(&mut ops, &lock);
                 for bits in 0u64..(1 << FLAG_BITS) {
                     for &count in &counts {
                         for inc in [false, true] {
@@ -103,8 +105,7 @@ mod tests {
                                 flags: crate::kenv::c_word(flags),
                                 ..Default::default()
                             };
-                            // SAFETY: a private record on our stack.
-                            let rec = unsafe { Rec::from_raw(&mut rec) }.unwrap();
+                            let rec = Rec::from_mut(&mut rec, &lock);
                             let before = rec.flags();
                             let mut others = crate::kenv::KernelOthers::new(rec, ops);
                             let rust = if inc {
@@ -150,6 +151,7 @@ mod tests {
                 }
             }
         }
+        drop(lock);
         assert_eq!(checked, 10 * (1 << FLAG_BITS) * 8);
         assert_eq!(differ, 0);
         // With per-site literals some removals down to one user must take
@@ -172,6 +174,9 @@ mod tests {
             flags: 1,
             ..Default::default()
         };
+        // The kernel calls these under ftrace_lock (and the Rust entry
+        // asserts it with lockdep).
+        let _lock = FtraceLockGuard::lock();
         // SAFETY: a private record on the stack; the kernel function only
         // reads and writes its flags.
         let verdict = unsafe { bindings::ftrace_test_record(&mut rec, true) };
@@ -206,6 +211,7 @@ mod tests {
         let selected = crate::STATS.selected.load(Relaxed);
         let mut checked = 0u32;
         let mut differ = 0u32;
+        let lock = FtraceLockGuard::lock();
         for bits in [0, REGS, REGS_EN, REGS | REGS_EN] {
             for count in [0u64, 1, 2, REF_MAX] {
                 for enabled in [0, u64::from(bindings::FTRACE_FL_ENABLED)] {
@@ -214,27 +220,25 @@ mod tests {
                         flags: crate::kenv::c_word(bits | count | enabled),
                         ..Default::default()
                     };
-                    // SAFETY: a private record on our stack.
-                    let rec = unsafe { Rec::from_raw(&mut rec) }.unwrap();
+                    let rec = Rec::from_mut(&mut rec, &lock);
                     for new in [false, true] {
-                        // SAFETY: KUnit runs at boot, before anyone else
-                        // registers ops or updates records.
-                        let rust = unsafe { crate::kenv::select_addr(rec, new) };
+                        let rust = crate::kenv::select_addr(rec, new);
                         checked += 1;
                         if rust != crate::kenv::c_select_addr(rec, new) {
                             differ += 1;
                         }
                     }
                     // The kernel's entry point reaches Rust.
-                    // SAFETY: as above.
+                    // SAFETY: a private record, under ftrace_lock.
                     let via_c = unsafe { bindings::ftrace_get_addr_new(rec.as_ptr()) };
-                    // SAFETY: as above.
-                    assert_eq!(crate::kenv::word(via_c), unsafe {
+                    assert_eq!(
+                        crate::kenv::word(via_c),
                         crate::kenv::select_addr(rec, true)
-                    });
+                    );
                 }
             }
         }
+        drop(lock);
         assert_eq!(checked, 4 * 4 * 2 * 2);
         assert_eq!(differ, 0);
         assert!(crate::STATS.selected.load(Relaxed) - selected >= 4 * 4 * 2);
@@ -257,10 +261,9 @@ mod tests {
         let stack = 0u64;
         let stray = core::ptr::addr_of!(stack) as usize;
         let mut list = [hi, 0, lo, hi, stray];
-        let report = scan(
-            &mut KernelLocs(&mut list),
-            &mut KernelText(core::ptr::null_mut()),
-        );
+        // SAFETY: the core kernel's text.
+        let mut text = unsafe { KernelText::new(core::ptr::null_mut()) };
+        let report = scan(&mut KernelLocs(&mut list), &mut text);
         assert!(report.unsorted);
         assert_eq!(report.total, 5);
         assert_eq!(report.kept, 2);
@@ -282,15 +285,15 @@ mod tests {
     #[test]
     fn record_lookup_matches_c() {
         use crate::ktable::{
-            ftrace_c_lookup_rec,
-            ftrace_c_pages_start,
+            from_c,
             lookup,
             Group,
             INSN_SIZE, //
         };
-        let _rcu = kernel::sync::rcu::read_lock();
+        use bindings::ftrace_c_lookup_rec;
+        let rcu = kernel::sync::rcu::read_lock();
         // SAFETY: the head of the table, walked under RCU.
-        let head = unsafe { ftrace_c_pages_start() };
+        let head = from_c(unsafe { bindings::ftrace_c_pages_start() });
         let (mut records, mut checked, mut differ) = (0usize, 0u32, 0u32);
         let mut next = head;
         // SAFETY: groups of the table, under RCU.
@@ -309,7 +312,7 @@ mod tests {
                     (ip - 2, ip + 2),
                 ] {
                     // SAFETY: the table's head, under RCU.
-                    let rust = unsafe { lookup(head, s, e) };
+                    let rust = unsafe { lookup(head, s, e, &rcu) };
                     // SAFETY: as above.
                     let c = unsafe {
                         ftrace_c_lookup_rec(crate::kenv::c_word(s), crate::kenv::c_word(e))
@@ -325,7 +328,7 @@ mod tests {
                     checked += 1;
                 }
                 // SAFETY: as above.
-                if unsafe { lookup(head, ip, ip) } != want {
+                if unsafe { lookup(head, ip, ip, &rcu) } != want {
                     differ += 1;
                 }
             }
@@ -344,7 +347,7 @@ mod tests {
             kenv::KernelText,
             ktable::{
                 build,
-                ftrace_c_pages_start,
+                from_c,
                 geometry,
                 lookup,
                 remove_range,
@@ -369,7 +372,7 @@ mod tests {
         {
             let _rcu = kernel::sync::rcu::read_lock();
             // SAFETY: the head of the table, read under RCU.
-            let g = unsafe { Group::from_raw(ftrace_c_pages_start()) }.unwrap();
+            let g = unsafe { Group::from_raw(from_c(bindings::ftrace_c_pages_start())) }.unwrap();
             let len = g.len();
             assert!(len >= 600);
             for i in 0..600 {
@@ -378,7 +381,8 @@ mod tests {
         }
         // The call-site list entry of a site: the architecture moves an
         // entry by a fixed amount (0 on x86).
-        let mut text = KernelText(core::ptr::null_mut());
+        // SAFETY: the core kernel's text.
+        let mut text = unsafe { KernelText::new(core::ptr::null_mut()) };
         let probe = ips[0] & !7;
         let shift = text.adjust(probe).unwrap() - probe;
         let mut list = KVec::new();
@@ -394,10 +398,8 @@ mod tests {
 
         // The list check first, as the kernel does it: it zeroes the
         // padding and the non-text entry and counts what it keeps.
-        let report = crate::rfcore::table::scan(
-            &mut crate::kenv::KernelLocs(&mut list[..]),
-            &mut KernelText(core::ptr::null_mut()),
-        );
+        let report =
+            crate::rfcore::table::scan(&mut crate::kenv::KernelLocs(&mut list[..]), &mut text);
         let range = list.as_ptr_range();
         // SAFETY: a private, aligned, checked list of core-kernel entries.
         let built = unsafe {
@@ -435,9 +437,10 @@ mod tests {
         assert_eq!(built.pages, lens.len() - 1 + (1usize << big));
 
         // Lookups in the private chain.
+        let rcu = kernel::sync::rcu::read_lock();
         for &ip in ips.iter().step_by(7) {
             // SAFETY: our private chain.
-            let rec = unsafe { lookup(built.first, ip, ip) };
+            let rec = unsafe { lookup(built.first, ip, ip, &rcu) };
             assert!(!rec.is_null());
             // SAFETY: a record of our chain.
             assert_eq!(crate::kenv::word(unsafe { (*rec).ip }), ip);
@@ -452,6 +455,8 @@ mod tests {
             unsafe { *data.cast::<usize>() += 1 };
         }
         let mut seen = 0usize;
+        // The removals' contract: the writer holds ftrace_lock.
+        let lock = FtraceLockGuard::lock();
         // SAFETY: our private chain; nobody else sees it.
         let taken = unsafe {
             remove_range(
@@ -461,6 +466,7 @@ mod tests {
                 ips[549],
                 Some(count),
                 core::ptr::addr_of_mut!(seen).cast(),
+                &lock,
             )
         };
         assert_eq!((taken.records, seen), (450, 450));
@@ -480,7 +486,7 @@ mod tests {
         assert_eq!(&left[..100], &ips[..100]);
         assert_eq!(&left[100..], &ips[550..]);
         // SAFETY: as above.
-        assert!(unsafe { lookup(head, ips[300], ips[300]) }.is_null());
+        assert!(unsafe { lookup(head, ips[300], ips[300], &rcu) }.is_null());
 
         // SAFETY: as above.
         let first = unsafe {
@@ -491,6 +497,7 @@ mod tests {
                 ips[99],
                 None,
                 core::ptr::null_mut(),
+                &lock,
             )
         };
         assert_eq!(first.records, 100);
@@ -512,8 +519,11 @@ mod tests {
                 u64::MAX,
                 None,
                 core::ptr::null_mut(),
+                &lock,
             )
         };
+        drop(lock);
+        drop(rcu);
         assert_eq!(rest.records, 50);
         // Every group went.
         assert!(head.is_null() && tail.is_null());
@@ -567,14 +577,17 @@ fn wrong_bytes_are_refused() {
     };
     let target = ip + 0x1000;
     let failures = crate::STATS.failures.load(Relaxed);
+    let _lock = crate::klock::FtraceLockGuard::lock();
     // The Rust hook reads the site, finds no NOP and refuses, before
     // any write is attempted.
-    let ret = crate::kx86::rftrace_make_call(&mut rec, target);
+    // SAFETY: a private record, under ftrace_lock.
+    let ret = unsafe { crate::kentry::rftrace_make_call(&mut rec, target) };
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert_eq!(site, [0xcc, 0x90, 0x90, 0x90, 0x90]);
     assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
     // The same for making a NOP out of a call that is not there.
-    let ret = crate::kx86::rftrace_make_nop(&mut rec, target, false);
+    // SAFETY: as above.
+    let ret = unsafe { crate::kentry::rftrace_make_nop(&mut rec, target, false) };
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert_eq!(site, [0xcc, 0x90, 0x90, 0x90, 0x90]);
 }
@@ -610,6 +623,7 @@ fn wrong_bytes_are_refused() {
     };
     let target = ip + 0x1000;
     let failures = crate::STATS.failures.load(Relaxed);
+    let _lock = crate::klock::FtraceLockGuard::lock();
     let unchanged = |s: &FakeSite| {
         // SAFETY: reads of our own stack object.
         unsafe {
@@ -619,13 +633,13 @@ fn wrong_bytes_are_refused() {
         }
     };
     // SAFETY: a private record; the hook reads the fake site and refuses.
-    let ret = unsafe { crate::karm64::rftrace_arm64_make_call(&mut rec, target) };
+    let ret = unsafe { crate::kentry::rftrace_arm64_make_call(&mut rec, target) };
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert!(unchanged(&site));
     assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
     // SAFETY: as above.
     let ret =
-        unsafe { crate::karm64::rftrace_arm64_make_nop(core::ptr::null_mut(), &mut rec, target) };
+        unsafe { crate::kentry::rftrace_arm64_make_nop(core::ptr::null_mut(), &mut rec, target) };
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert!(unchanged(&site));
 }

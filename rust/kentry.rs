@@ -1,0 +1,658 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Every function the C side calls: the only `#[no_mangle]` items of the
+//! crate.
+//!
+//! Each entry checks what C hands it (a null record or ops is a
+//! `WARN_ONCE` and an errno, never a panic), turns the lock its C caller
+//! holds into a proof ([`FtraceLocked::held()`], [`TextLocked::held()`],
+//! both asserted with lockdep) and its raw pointers into handles that
+//! borrow that proof, calls safe code, and maps the result to what C
+//! expects (an errno, a verdict, an address). The prototypes are those of
+//! `include/rftrace.h`, which bindgen turns into `kernel::bindings`; each
+//! entry is checked against its generated declaration at compile time
+//! ([`same_signature!`]), so the two cannot drift apart.
+//!
+//! A leaf module with `unsafe` code: every block turns a C contract into a
+//! handle.
+
+use kernel::{
+    bindings,
+    error::code::EINVAL,
+    ffi::{
+        c_char,
+        c_int,
+        c_uint,
+        c_ulong,
+        c_void, //
+    },
+    sync::{
+        atomic::Relaxed,
+        rcu, //
+    }, //
+};
+
+use crate::{
+    bump,
+    kenv::{
+        c_word,
+        word,
+        Ops,
+        Rec, //
+    },
+    klock::FtraceLocked,
+    ktable::{
+        self,
+        from_c,
+        to_c, //
+    },
+    rfcore::record::Update,
+    shadow_diff,
+    STATS, //
+};
+
+#[cfg(CONFIG_ARM64)]
+use crate::karm64;
+#[cfg(CONFIG_X86_64)]
+use crate::{
+    klock::TextLocked,
+    kx86, //
+};
+
+/// Checks at compile time that an entry has the prototype bindgen made of
+/// its declaration in `include/rftrace.h`: both must coerce to one
+/// function pointer type.
+macro_rules! same_signature {
+    ($($name:ident),* $(,)?) => {
+        $(
+            // Two distinct function items in one array coerce to one
+            // function pointer type only if their signatures are equal.
+            const _: () = {
+                let _ = [bindings::$name, $name];
+            };
+        )*
+    };
+}
+
+/// Warns once (the first null pointer seen from C) and says whether `p` is
+/// null.
+fn null_from_c<T>(p: *const T) -> bool {
+    kernel::warn_on!(p.is_null())
+}
+
+/// `-EINVAL`, for arguments C should never pass.
+fn einval() -> c_int {
+    EINVAL.to_errno()
+}
+
+/// Runs `f` on a record handed over by C, under `ftrace_lock`; `null` is
+/// the answer for a null record (which also warns once).
+///
+/// # Safety
+///
+/// `rec` is null or a record of the table, and the caller holds
+/// `ftrace_lock`.
+unsafe fn with_rec<R>(rec: *mut bindings::dyn_ftrace, null: R, f: impl FnOnce(Rec<'_>) -> R) -> R {
+    if null_from_c(rec) {
+        return null;
+    }
+    // SAFETY: the caller holds ftrace_lock (function contract), and `rec`
+    // is a record of the table.
+    unsafe {
+        FtraceLocked::held(|lock| match Rec::from_raw(rec, lock) {
+            Some(rec) => f(rec),
+            None => null,
+        })
+    }
+}
+
+/// `ftrace_update_record()` (`update`) and `ftrace_test_record()`:
+/// `FTRACE_UPDATE_*`.
+///
+/// # Safety
+///
+/// `rec` is a record of the table and the caller holds `ftrace_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_check_record(
+    rec: *mut bindings::dyn_ftrace,
+    enable: bool,
+    update: bool,
+) -> c_int {
+    // SAFETY: the same contract.
+    unsafe {
+        with_rec(rec, Update::Ignore as c_int, |rec| {
+            crate::check_record(rec, enable, update).update as c_int
+        })
+    }
+}
+
+/// Per-record accounting for `ops` (the body of the kernel's
+/// `__ftrace_hash_rec_update()` loop); false on a reference count overflow
+/// or underflow, or a null argument.
+///
+/// # Safety
+///
+/// `rec` is a record of the table, `ops` a registered ops, and the caller
+/// holds `ftrace_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_account(
+    rec: *mut bindings::dyn_ftrace,
+    ops: *mut bindings::ftrace_ops,
+    inc: bool,
+) -> bool {
+    if null_from_c(rec) || null_from_c(ops) {
+        return false;
+    }
+    // SAFETY: the caller holds ftrace_lock (function contract).
+    unsafe {
+        FtraceLocked::held(|lock| {
+            // SAFETY: a record of the table and a registered ops (function
+            // contract).
+            match (Rec::from_raw(rec, lock), Ops::from_raw(ops, lock)) {
+                (Some(rec), Some(ops)) => crate::account_rec(rec, ops, inc),
+                _ => false,
+            }
+        })
+    }
+}
+
+/// `ftrace_get_addr_new()` (`new`) / `ftrace_get_addr_curr()`.
+///
+/// # Safety
+///
+/// As for [`rftrace_get_addr_new`].
+unsafe fn target(rec: *mut bindings::dyn_ftrace, new: bool) -> c_ulong {
+    // SAFETY: the same contract.
+    unsafe { with_rec(rec, 0, |rec| c_word(crate::choose_target(rec, new))) }
+}
+
+/// `ftrace_get_addr_new()`: the address the site is to call.
+///
+/// # Safety
+///
+/// `rec` is a record of the table and the caller holds `ftrace_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_get_addr_new(rec: *mut bindings::dyn_ftrace) -> c_ulong {
+    // SAFETY: the same contract.
+    unsafe { target(rec, true) }
+}
+
+/// `ftrace_get_addr_curr()`: the address the site calls now.
+///
+/// # Safety
+///
+/// `rec` is a record of the table and the caller holds `ftrace_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_get_addr_curr(rec: *mut bindings::dyn_ftrace) -> c_ulong {
+    // SAFETY: the same contract.
+    unsafe { target(rec, false) }
+}
+
+/// `ftrace_find_unique_ops()`: the single ops whose filter covers the
+/// site, or null.
+///
+/// # Safety
+///
+/// `rec` is a record of the table and the caller holds `ftrace_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_find_unique_ops(
+    rec: *mut bindings::dyn_ftrace,
+) -> *mut bindings::ftrace_ops {
+    // SAFETY: the same contract.
+    unsafe { with_rec(rec, core::ptr::null_mut(), crate::find_unique_ops) }
+}
+
+/// `ftrace_process_locs()`: checks the call-site list `[start, end)` of
+/// `module` (null: the core kernel), then builds the records of the sites
+/// it keeps in new page groups, not linked into the table yet: `*first`
+/// to `*last`, `*pages` pages, `*recs` records (0 and null groups when
+/// the list has no site). Returns 0, -ENOMEM, or -EINVAL (the list changed
+/// under us, or a null out pointer).
+///
+/// # Safety
+///
+/// `[start, end)` is the call-site list of `module` (or of the core
+/// kernel), writable and used by nobody else during the call, `module` is
+/// null or the module being loaded, and the out pointers are valid for
+/// writes.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_build_table(
+    module: *mut bindings::module,
+    start: *mut c_ulong,
+    end: *mut c_ulong,
+    first: *mut *mut bindings::ftrace_page,
+    last: *mut *mut bindings::ftrace_page,
+    pages: *mut c_ulong,
+    recs: *mut c_ulong,
+) -> c_int {
+    if null_from_c(first) || null_from_c(last) || null_from_c(pages) || null_from_c(recs) {
+        return einval();
+    }
+    // SAFETY: the function's contract is `scan_call_sites()`'s.
+    let report = unsafe { crate::scan_call_sites(module, start, end) };
+    let kept = usize::try_from(report.kept).unwrap_or(usize::MAX);
+    // SAFETY: the list was just checked by the scan; the rest of the
+    // function's contract is `build()`'s.
+    let built = unsafe { ktable::build(module, start, end, kept) };
+    let (f, l, p, r, ret) = match built {
+        Ok(b) => (b.first, b.last, b.pages, b.records, 0),
+        Err(e) => {
+            kernel::pr_err!("record table: cannot build the records: {:?}\n", e);
+            let errno = match e {
+                ktable::BuildError::NoMemory => kernel::error::code::ENOMEM,
+                ktable::BuildError::Inconsistent => EINVAL,
+            };
+            (
+                core::ptr::null_mut(),
+                core::ptr::null_mut(),
+                0,
+                0,
+                errno.to_errno(),
+            )
+        }
+    };
+    bump(&STATS.records_made, r as u64);
+    // SAFETY: valid out pointers (function contract, checked non-null).
+    unsafe {
+        first.write(to_c(f));
+        last.write(to_c(l));
+        pages.write(p as c_ulong);
+        recs.write(r as c_ulong);
+    }
+    ret
+}
+
+/// `lookup_rec()`: the first record touching `[start, end]` (`end`
+/// included), or null. In the shadow mode the C lookup runs too: for one
+/// address both must find the same record; for a range, both a record or
+/// both none (C's bisection may stop at any record in the range).
+///
+/// # Safety
+///
+/// `head` is `ftrace_pages_start` (read by the caller).
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_lookup_rec(
+    head: *mut bindings::ftrace_page,
+    start: c_ulong,
+    end: c_ulong,
+) -> *mut bindings::dyn_ftrace {
+    let (s, e) = (word(start), word(end));
+    // Whatever the caller holds, the groups reached stay alive while this
+    // read-side section lasts.
+    let rcu = rcu::read_lock();
+    // SAFETY: `head` is the head of the table (function contract), and
+    // `rcu` keeps every group reachable from it alive.
+    let rec = unsafe { ktable::lookup(from_c(head), s, e, &rcu) };
+    if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
+        // SAFETY: the C lookup walks the same table under the same RCU
+        // read-side section.
+        let c = unsafe { bindings::ftrace_c_lookup_rec(start, end) };
+        STATS.shadow_checks.add(1, Relaxed);
+        let same = if s == e {
+            c == rec
+        } else {
+            c.is_null() == rec.is_null()
+        };
+        if !same {
+            shadow_diff(format_args!(
+                "lookup of [{:#x}, {:#x}]: Rust {:p}, C {:p}",
+                s, e, rec, c
+            ));
+        }
+    }
+    drop(rcu);
+    rec
+}
+
+/// Counts what went, and stores the last group and the record count.
+///
+/// # Safety
+///
+/// `last` and `records` are valid for reads and writes.
+unsafe fn hand_over(
+    taken: ktable::Taken,
+    last: *mut *mut bindings::ftrace_page,
+    records: *mut c_ulong,
+) -> *mut bindings::ftrace_page {
+    bump(&STATS.records_released, taken.records as u64);
+    // SAFETY: the function's contract.
+    unsafe {
+        last.write(to_c(taken.last));
+        records.write(records.read().saturating_sub(taken.records as c_ulong));
+    }
+    to_c(taken.first)
+}
+
+/// `ftrace_release_mod()`: takes the page groups of `module` out of the
+/// table and subtracts their records from `*records`. Returns the first
+/// group taken out and stores the last in `*last`: they are linked, but
+/// `(*last)->next` still points into the table for the readers on them;
+/// after an RCU grace period the caller sets it to null and frees them.
+///
+/// # Safety
+///
+/// `head` and `tail` are `&ftrace_pages_start` and `&ftrace_pages`,
+/// `module` is the module going away, `last` and `records` are valid, and
+/// the caller holds `ftrace_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_unlink_module(
+    head: *mut *mut bindings::ftrace_page,
+    tail: *mut *mut bindings::ftrace_page,
+    module: *mut bindings::module,
+    last: *mut *mut bindings::ftrace_page,
+    records: *mut c_ulong,
+) -> *mut bindings::ftrace_page {
+    if null_from_c(head) || null_from_c(tail) || null_from_c(last) || null_from_c(records) {
+        return core::ptr::null_mut();
+    }
+    // SAFETY: the caller holds ftrace_lock (function contract).
+    unsafe {
+        FtraceLocked::held(|lock| {
+            // SAFETY: the function's contract is `unlink_module()`'s.
+            let taken = ktable::unlink_module(head.cast(), tail.cast(), module, lock);
+            // SAFETY: valid out pointers (function contract).
+            hand_over(taken, last, records)
+        })
+    }
+}
+
+/// `ftrace_free_mem()`: takes the records touching `[start, end]` out of
+/// the table, calling `each(data, rec)` on each first, and subtracts them
+/// from `*records`. Groups left empty are taken out and handed back as
+/// `rftrace_unlink_module()` does. In the shadow mode the C lookup must
+/// then find nothing in the range.
+///
+/// # Safety
+///
+/// As for [`rftrace_unlink_module`]; `each`, if given, may be called with
+/// `data` and any record of the table.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_remove_range(
+    head: *mut *mut bindings::ftrace_page,
+    tail: *mut *mut bindings::ftrace_page,
+    start: c_ulong,
+    end: c_ulong,
+    each: Option<unsafe extern "C" fn(*mut c_void, *mut bindings::dyn_ftrace)>,
+    data: *mut c_void,
+    last: *mut *mut bindings::ftrace_page,
+    records: *mut c_ulong,
+) -> *mut bindings::ftrace_page {
+    if null_from_c(head) || null_from_c(tail) || null_from_c(last) || null_from_c(records) {
+        return core::ptr::null_mut();
+    }
+    let (s, e) = (word(start), word(end));
+    // SAFETY: the caller holds ftrace_lock (function contract).
+    unsafe {
+        FtraceLocked::held(|lock| {
+            // SAFETY: the function's contract is `remove_range()`'s.
+            let taken = ktable::remove_range(head.cast(), tail.cast(), s, e, each, data, lock);
+            if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) && s <= e {
+                // SAFETY: we hold ftrace_lock.
+                let left = bindings::ftrace_c_lookup_rec(start, end);
+                STATS.shadow_checks.add(1, Relaxed);
+                if !left.is_null() {
+                    shadow_diff(format_args!(
+                        "records left in [{:#x}, {:#x}] after removal",
+                        s, e
+                    ));
+                }
+            }
+            // SAFETY: valid out pointers (function contract).
+            hand_over(taken, last, records)
+        })
+    }
+}
+
+/// Counter `idx`: stores its name in `*name` and returns true, or false.
+///
+/// # Safety
+///
+/// `name` and `val` are valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_stat(
+    idx: c_uint,
+    name: *mut *const c_char,
+    val: *mut u64,
+) -> bool {
+    if null_from_c(name) || null_from_c(val) {
+        return false;
+    }
+    let Some((n, v)) = STATS.get(idx) else {
+        return false;
+    };
+    // SAFETY: writable pointers (function contract); the name is a static
+    // NUL-terminated string.
+    unsafe {
+        name.write(n.as_ptr().cast::<c_char>());
+        val.write(v);
+    }
+    true
+}
+
+/// `__ftrace_replace_code()`: update one record and its text, the generic
+/// way. Returns 0 or -errno; the caller reports a failure with
+/// `ftrace_bug()`.
+///
+/// # Safety
+///
+/// `rec` is a record of the table and the caller holds `ftrace_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_replace_one(
+    rec: *mut bindings::dyn_ftrace,
+    enable: bool,
+) -> c_int {
+    #[cfg(CONFIG_X86_64)]
+    let one = kx86::replace_one;
+    #[cfg(CONFIG_ARM64)]
+    let one = karm64::replace_one;
+    // SAFETY: the same contract.
+    unsafe { with_rec(rec, einval(), |rec| one(rec, enable)) }
+}
+
+/// `ftrace_replace_code()`: check every change, then write them (x86: in
+/// INT3 batches). `may_sleep`: `cond_resched()` between records is
+/// allowed.
+///
+/// # Safety
+///
+/// The caller holds `ftrace_lock`; on x86 also `text_mutex` (between the
+/// arch prepare and post-process hooks).
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_replace_code(enable: bool, may_sleep: bool) {
+    // SAFETY: the caller holds the locks (function contract).
+    #[cfg(CONFIG_X86_64)]
+    unsafe {
+        let _ = may_sleep;
+        FtraceLocked::held(|lock| TextLocked::held(|text| kx86::replace_code(lock, text, enable)))
+    }
+    // SAFETY: the caller holds ftrace_lock (function contract).
+    #[cfg(CONFIG_ARM64)]
+    unsafe {
+        FtraceLocked::held(|lock| karm64::replace_code(lock, enable, may_sleep))
+    }
+}
+
+/// `ftrace_make_call()` on x86.
+///
+/// # Safety
+///
+/// `rec` is a record of the table and the caller holds `ftrace_lock`.
+#[cfg(CONFIG_X86_64)]
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_make_call(rec: *mut bindings::dyn_ftrace, addr: c_ulong) -> c_int {
+    // SAFETY: the same contract.
+    unsafe { with_rec(rec, einval(), |rec| kx86::make_call(rec, word(addr))) }
+}
+
+/// `ftrace_make_nop()` on x86; `init` for the boot / module-load
+/// conversion of the compiler's call to `__fentry__`.
+///
+/// # Safety
+///
+/// `rec` is a record of the table and the caller holds `ftrace_lock`.
+#[cfg(CONFIG_X86_64)]
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_make_nop(
+    rec: *mut bindings::dyn_ftrace,
+    addr: c_ulong,
+    init: bool,
+) -> c_int {
+    // SAFETY: the same contract.
+    unsafe { with_rec(rec, einval(), |rec| kx86::make_nop(rec, word(addr), init)) }
+}
+
+/// `ftrace_modify_call()` on x86.
+///
+/// # Safety
+///
+/// `rec` is a record of the table and the caller holds `ftrace_lock`.
+#[cfg(CONFIG_X86_64)]
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_modify_call(
+    rec: *mut bindings::dyn_ftrace,
+    old: c_ulong,
+    new: c_ulong,
+) -> c_int {
+    // SAFETY: the same contract.
+    unsafe {
+        with_rec(rec, einval(), |rec| {
+            kx86::modify_call(rec, word(old), word(new))
+        })
+    }
+}
+
+/// Re-points the callback call at `ip` in an ftrace trampoline to the C
+/// function `func` (never a jump, whatever bit 0 of `func`); 0 or -errno.
+///
+/// # Safety
+///
+/// `ip` is the callback call of an ftrace trampoline (or of the shared
+/// callers), and the caller holds `text_mutex`.
+#[cfg(CONFIG_X86_64)]
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_update_call(ip: c_ulong, func: c_ulong) -> c_int {
+    // SAFETY: the caller holds text_mutex (function contract).
+    unsafe {
+        TextLocked::held(|text| {
+            // SAFETY: `ip` is a trampoline's callback call (function
+            // contract).
+            kx86::update_callback_call(text, word(ip), word(func))
+        })
+    }
+}
+
+/// Arch post-process: make the writes queued by the single-site hooks
+/// live.
+///
+/// # Safety
+///
+/// The caller holds `text_mutex`.
+#[cfg(CONFIG_X86_64)]
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_finish() {
+    // SAFETY: the caller holds text_mutex (function contract).
+    unsafe { TextLocked::held(kx86::finish) }
+}
+
+/// `ftrace_make_call()` on arm64: the literal, then `NOP` to `BL`.
+///
+/// # Safety
+///
+/// `rec` is a record of the table and the caller holds `ftrace_lock`.
+#[cfg(CONFIG_ARM64)]
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_arm64_make_call(
+    rec: *mut bindings::dyn_ftrace,
+    addr: c_ulong,
+) -> c_int {
+    // SAFETY: the same contract.
+    unsafe { with_rec(rec, einval(), |rec| karm64::make_call(rec, word(addr))) }
+}
+
+/// `ftrace_modify_call()` on arm64: the literal, then `BL` to `BL`.
+///
+/// # Safety
+///
+/// `rec` is a record of the table and the caller holds `ftrace_lock`.
+#[cfg(CONFIG_ARM64)]
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_arm64_modify_call(
+    rec: *mut bindings::dyn_ftrace,
+    old: c_ulong,
+    new: c_ulong,
+) -> c_int {
+    // SAFETY: the same contract.
+    unsafe {
+        with_rec(rec, einval(), |rec| {
+            karm64::modify_call(rec, word(old), word(new))
+        })
+    }
+}
+
+/// `ftrace_make_nop()` on arm64: the literal back to the nop ops, then
+/// `BL` to `NOP`.
+///
+/// # Safety
+///
+/// `rec` is a record of the table, `module` is null or the module being
+/// loaded, and the caller holds `ftrace_lock`.
+#[cfg(CONFIG_ARM64)]
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_arm64_make_nop(
+    module: *mut bindings::module,
+    rec: *mut bindings::dyn_ftrace,
+    addr: c_ulong,
+) -> c_int {
+    // SAFETY: the same contract.
+    unsafe {
+        with_rec(rec, einval(), |rec| {
+            // SAFETY: `module` is null or alive while the hook runs
+            // (function contract).
+            karm64::make_nop(module, rec, word(addr))
+        })
+    }
+}
+
+/// `ftrace_init_nop()` on arm64: the literal to the nop ops, then the
+/// first compiler NOP to `MOV X9, LR`.
+///
+/// # Safety
+///
+/// `rec` is a record of the table being initialised, and the caller holds
+/// `ftrace_lock`.
+#[cfg(CONFIG_ARM64)]
+#[no_mangle]
+pub unsafe extern "C" fn rftrace_arm64_init_nop(rec: *mut bindings::dyn_ftrace) -> c_int {
+    // SAFETY: the same contract.
+    unsafe { with_rec(rec, einval(), karm64::init_nop) }
+}
+
+same_signature!(
+    rftrace_check_record,
+    rftrace_account,
+    rftrace_get_addr_new,
+    rftrace_get_addr_curr,
+    rftrace_find_unique_ops,
+    rftrace_build_table,
+    rftrace_lookup_rec,
+    rftrace_unlink_module,
+    rftrace_remove_range,
+    rftrace_stat,
+    rftrace_replace_one,
+    rftrace_replace_code,
+);
+#[cfg(CONFIG_X86_64)]
+same_signature!(
+    rftrace_make_call,
+    rftrace_make_nop,
+    rftrace_modify_call,
+    rftrace_update_call,
+    rftrace_finish,
+);
+#[cfg(CONFIG_ARM64)]
+same_signature!(
+    rftrace_arm64_make_call,
+    rftrace_arm64_modify_call,
+    rftrace_arm64_make_nop,
+    rftrace_arm64_init_nop,
+);

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The kernel side of the one update pass ([`crate::rfcore::update`]),
+//! common to the architectures: the record table as the pass walks it,
+//! the one ops-list walk per changed record, the shadow comparator, the
+//! plans kept between the check and the write pass, the failure reports
+//! and the errno map.
+//!
+//! The architectures (`kx86.rs`, `karm64.rs`) only implement
+//! [`Arch`]: plan, check, write, flush.
+
+use core::ptr::NonNull;
+
+use kernel::{
+    alloc::{
+        flags::{
+            __GFP_NOWARN, //
+            GFP_KERNEL,
+        },
+        KVVec, //
+    },
+    bindings,
+    error::code::{
+        EFAULT,
+        EINVAL,
+        EPERM, //
+    },
+    ffi::c_int,
+    sync::atomic::Relaxed,
+};
+
+use crate::{
+    kenv::{
+        c_word,
+        report_problem,
+        set_bug_type,
+        KernelCallers,
+        KernelOpsList,
+        Rec, //
+    },
+    klock::FtraceLocked,
+    rfcore::{
+        flags::RecFlags,
+        record::{
+            Decision,
+            Update, //
+        },
+        select,
+        update::{
+            self,
+            Arch,
+            Counts,
+            Errno,
+            Facts,
+            Failure,
+            Records,
+            Single,
+            Store, //
+        },
+    },
+    shadow_diff,
+    STATS, //
+};
+
+/// The kernel's errno for a failure: the one map of every architecture.
+pub(crate) fn errno(failure: &Failure) -> c_int {
+    match failure.errno() {
+        Errno::Fault => EFAULT.to_errno(),
+        Errno::Invalid => EINVAL.to_errno(),
+        Errno::Perm => EPERM.to_errno(),
+    }
+}
+
+/// Logs why a site was refused, and hands the expected bytes to
+/// `ftrace_bug()` (through the shim's `ftrace_expected`).
+pub(crate) fn explain(rec: Rec<'_>, failure: &Failure) {
+    match failure {
+        Failure::Mismatch { expected, actual } => {
+            let (mut e, mut a) = ([0u8; update::INSN_MAX], [0u8; update::INSN_MAX]);
+            for (d, s) in e.iter_mut().zip(expected.bytes()) {
+                *d = *s;
+            }
+            for (d, s) in a.iter_mut().zip(actual.bytes()) {
+                *d = *s;
+            }
+            // SAFETY: `rec` is a live record (type invariants); both
+            // buffers hold INSN_MAX >= MCOUNT_INSN_SIZE bytes, which is
+            // what the shim reads.
+            unsafe { bindings::rftrace_shim_refuse(rec.as_ptr(), e.as_ptr(), a.as_ptr()) };
+        }
+        Failure::Encode(e) => {
+            kernel::pr_err!("cannot encode the call at {:#x}: {:?}\n", rec.ip(), e);
+        }
+        Failure::Fault => {
+            kernel::pr_err!("reading the call site at {:#x} faulted\n", rec.ip());
+        }
+        Failure::Write => {
+            kernel::pr_err!("writing the call site at {:#x} failed\n", rec.ip());
+        }
+    }
+}
+
+/// Adds a pass's counts to the stats.
+fn account(c: &Counts) {
+    let bump = crate::bump;
+    bump(&STATS.walked, c.walked);
+    bump(&STATS.make_call, c.make_call);
+    bump(&STATS.modify_call, c.modify_call);
+    bump(&STATS.make_nop, c.make_nop);
+    bump(&STATS.batches, c.batches);
+    bump(&STATS.failures, c.failures);
+    bump(&STATS.gathers, c.gathers);
+    bump(&STATS.changed, c.patched().saturating_add(c.failures));
+    bump(&STATS.fallbacks, c.fallbacks);
+}
+
+/// The record table, as the update pass walks it, under `ftrace_lock`.
+pub(crate) struct KernelRecords<'a> {
+    lock: &'a FtraceLocked,
+}
+
+impl<'a> KernelRecords<'a> {
+    pub(crate) fn new(lock: &'a FtraceLocked) -> Self {
+        KernelRecords { lock }
+    }
+
+    fn cursor(
+        &self,
+        iter: *mut bindings::ftrace_rec_iter,
+    ) -> Option<(NonNull<bindings::ftrace_rec_iter>, Rec<'a>)> {
+        let iter = NonNull::new(iter)?;
+        // SAFETY: `iter` is a valid position of the kernel's iterator, used
+        // under ftrace_lock (`self.lock`).
+        let ptr = unsafe { bindings::ftrace_rec_iter_record(iter.as_ptr()) };
+        // SAFETY: the record of a valid position is a live record of the
+        // table.
+        let rec = unsafe { Rec::from_raw(ptr, self.lock) }?;
+        Some((iter, rec))
+    }
+}
+
+impl<'a> Records for KernelRecords<'a> {
+    type Rec = Rec<'a>;
+    /// The kernel's iterator and the record it points at.
+    type Cursor = (NonNull<bindings::ftrace_rec_iter>, Rec<'a>);
+
+    fn first(&mut self) -> Option<Self::Cursor> {
+        // SAFETY: we hold ftrace_lock (`self.lock`), which protects the
+        // kernel's single static iterator.
+        let iter = unsafe { bindings::ftrace_rec_iter_start() };
+        self.cursor(iter)
+    }
+
+    fn next(&mut self, at: Self::Cursor) -> Option<Self::Cursor> {
+        // SAFETY: `at.0` came from `first()`/`next()` under the same lock.
+        let iter = unsafe { bindings::ftrace_rec_iter_next(at.0.as_ptr()) };
+        self.cursor(iter)
+    }
+
+    fn record(&self, at: Self::Cursor) -> Rec<'a> {
+        at.1
+    }
+
+    fn ip(&self, rec: Rec<'a>) -> u64 {
+        rec.ip()
+    }
+
+    fn flags(&self, rec: Rec<'a>) -> RecFlags {
+        rec.flags()
+    }
+
+    fn store_flags(&mut self, rec: Rec<'a>, flags: RecFlags) {
+        rec.set_flags(flags)
+    }
+
+    fn gather(&mut self, rec: Rec<'a>, want_unique: bool) -> Facts {
+        gather(rec, want_unique)
+    }
+
+    fn unique(&mut self, rec: Rec<'a>) -> Option<u64> {
+        let mut list = KernelOpsList::new(rec.lock());
+        select::unique_ops(&mut list, rec.ip()).map(|op| op.as_ptr() as usize as u64)
+    }
+
+    fn shadow(&mut self, rec: Rec<'a>, enable: bool, decision: &Decision, facts: Option<&Facts>) {
+        shadow(rec, enable, decision, facts);
+    }
+
+    fn report(&mut self, rec: Rec<'a>, update: Update, failure: &Failure) {
+        set_bug_type(self.lock, update.bug_type());
+        explain(rec, failure);
+        // SAFETY: `rec` is a live record; ftrace_bug() prints it and stops
+        // ftrace (ftrace_kill()), it does not free anything.
+        unsafe { bindings::rftrace_shim_bug(errno(failure), rec.as_ptr()) };
+    }
+}
+
+/// The facts of `rec` from one walk of the ops list; the problems met are
+/// reported as the C core reports them.
+pub(crate) fn gather(rec: Rec<'_>, want_unique: bool) -> Facts {
+    let mut list = KernelOpsList::new(rec.lock());
+    let g = select::gather(
+        &mut list,
+        &mut KernelCallers,
+        rec.ip(),
+        rec.flags(),
+        want_unique,
+    );
+    if let Some(p) = g.new.problem {
+        report_problem(rec, p, true);
+    }
+    if let Some(p) = g.curr.problem {
+        report_problem(rec, p, false);
+    }
+    STATS.selected.add(2, Relaxed);
+    Facts::from_gathered(rec.ip(), rec.flags(), &g, |op| op.as_ptr() as usize as u64)
+}
+
+/// The one comparator of the shadow mode: the decision on `rec` against
+/// the kernel's C `ftrace_check_record()` on a copy, and the facts
+/// gathered for it against C's `ftrace_get_addr_new()`,
+/// `ftrace_get_addr_curr()` and `ftrace_find_unique_ops()`. Every pass
+/// calls it once for every record it decides on.
+pub(crate) fn shadow(rec: Rec<'_>, enable: bool, decision: &Decision, facts: Option<&Facts>) {
+    STATS.checks.add(1, Relaxed);
+    if !cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
+        return;
+    }
+    crate::shadow_check(rec, enable, decision);
+    let Some(f) = facts else {
+        return;
+    };
+    STATS.shadow_checks.add(1, Relaxed);
+    let (c_new, c_curr) = (
+        crate::kenv::c_select_addr(rec, true),
+        crate::kenv::c_select_addr(rec, false),
+    );
+    if c_new != f.new || c_curr != f.curr {
+        shadow_diff(format_args!(
+            "targets differ for {:#x} flags {:#x}: Rust new {:#x} curr {:#x}, C new {:#x} curr {:#x}",
+            rec.ip(),
+            rec.flags().raw(),
+            f.new,
+            f.curr,
+            c_new,
+            c_curr
+        ));
+    }
+    if let Some(unique) = f.unique {
+        // SAFETY: a live record, under ftrace_lock (type invariants).
+        let c = unsafe { bindings::ftrace_c_find_unique_ops(rec.as_ptr()) };
+        if c as usize as u64 != unique {
+            shadow_diff(format_args!(
+                "unique ops differs for {:#x}: Rust {:#x}, C {:p}",
+                rec.ip(),
+                unique,
+                c
+            ));
+        }
+    }
+}
+
+/// The plans kept between the check pass and the write pass.
+struct KernelStore<'a, C> {
+    plans: KVVec<(Rec<'a>, C, Decision)>,
+}
+
+impl<'a, C: Copy> Store<Rec<'a>, C> for KernelStore<'a, C> {
+    fn push(&mut self, rec: Rec<'a>, change: C, decision: Decision) -> bool {
+        self.plans
+            .push((rec, change, decision), GFP_KERNEL | __GFP_NOWARN)
+            .is_ok()
+    }
+
+    fn get(&self, i: usize) -> Option<(Rec<'a>, C, Decision)> {
+        self.plans.get(i).copied()
+    }
+
+    fn clear(&mut self) {
+        self.plans.clear();
+    }
+}
+
+/// The update pass over every record (`ftrace_replace_code()`): check
+/// every change, then write them, in `A`'s batches. A failure has been
+/// reported through `ftrace_bug()` when this returns.
+pub(crate) fn replace_all<A: Arch>(lock: &FtraceLocked, arch: &mut A, enable: bool) {
+    let mut recs = KernelRecords::new(lock);
+    let mut store = KernelStore {
+        plans: KVVec::new(),
+    };
+    let mut counts = Counts::default();
+    let walks = STATS.ops_walks.load(Relaxed);
+    let _ = update::update_all(&mut recs, arch, &mut store, enable, &mut counts);
+    // The walks of this pass (ftrace_lock keeps other walkers out).
+    let walks = STATS.ops_walks.load(Relaxed).saturating_sub(walks);
+    crate::bump(&STATS.pass_walks, walks);
+    STATS.passes.add(1, Relaxed);
+    account(&counts);
+}
+
+/// `__ftrace_replace_code()`: one record, the generic way; 0 or -errno
+/// (the caller reports a failure with `ftrace_bug()`).
+pub(crate) fn replace_one<A: Arch>(rec: Rec<'_>, arch: &mut A, enable: bool) -> c_int {
+    let mut recs = KernelRecords::new(rec.lock());
+    let mut counts = Counts::default();
+    let result = update::update_one(&mut recs, arch, rec, enable, &mut counts);
+    STATS.one_shot.add(1, Relaxed);
+    account(&counts);
+    match result {
+        Ok(_) => 0,
+        Err(failure) => {
+            // What the failure is reported as, by the caller's ftrace_bug().
+            let update = crate::rfcore::record::decide(rec.flags(), enable).update;
+            set_bug_type(rec.lock(), update.bug_type());
+            explain(rec, &failure);
+            errno(&failure)
+        }
+    }
+}
+
+/// One of the arch hooks the generic code calls with explicit addresses
+/// (`ftrace_make_call()`, `ftrace_modify_call()`, `ftrace_make_nop()`,
+/// the first initialisation); 0 or -errno.
+pub(crate) fn single<A: Arch>(rec: Rec<'_>, arch: &mut A, op: Single) -> c_int {
+    let mut recs = KernelRecords::new(rec.lock());
+    let counter = match op {
+        Single::MakeCall { .. } => &STATS.make_call,
+        Single::ModifyCall { .. } => &STATS.modify_call,
+        Single::MakeNop { .. } => &STATS.make_nop,
+        Single::Init => &STATS.init_nops,
+    };
+    match update::single(&mut recs, arch, rec, op) {
+        Ok(()) => {
+            counter.add(1, Relaxed);
+            0
+        }
+        Err(failure) => {
+            STATS.failures.add(1, Relaxed);
+            explain(rec, &failure);
+            errno(&failure)
+        }
+    }
+}
+
+/// A word of the core as a C address (for the shim calls of the arches).
+pub(crate) fn c_addr(x: u64) -> kernel::ffi::c_ulong {
+    c_word(x)
+}
