@@ -914,6 +914,7 @@ fn random_passes<A: SimArch>(default_seed: u64) {
     let mut max_batches = 0;
     let mut starved = 0u64;
     let mut call_ops = 0u64;
+    let (mut direct_shared, mut disabled_call) = (0u64, 0u64);
     for run in 0..4u64 {
         let s = base.wrapping_add(run);
         let mut rng = Rng::new(s);
@@ -923,6 +924,14 @@ fn random_passes<A: SimArch>(default_seed: u64) {
         w.modules(50);
         for _ in 0..1500 {
             random_step(&mut w.t.recs, &mut rng);
+            // Interesting states met on the way: a direct call whose ops
+            // got company, and a call on a disabled record.
+            for r in &w.t.recs {
+                let count = r.flags & model::COUNT_MASK;
+                direct_shared += u64::from(has(r.flags, bit::DIRECT_EN) && count > 1);
+                disabled_call +=
+                    u64::from(has(r.flags, bit::DISABLED) && has(r.flags, bit::ENABLED));
+            }
             let enable = rng.chance(9, 10);
             // Now and then the store runs out of room.
             let room = if rng.chance(1, 10) {
@@ -953,12 +962,17 @@ fn random_passes<A: SimArch>(default_seed: u64) {
     }
     assert!(totals.make_call > 0 && totals.modify_call > 0 && totals.make_nop > 0);
     assert!(starved > 0 && call_ops > 0);
+    assert!(
+        direct_shared > 0 && disabled_call > 0,
+        "{direct_shared} {disabled_call}"
+    );
     if A::BATCH_MAX < 1000 {
         assert!(max_batches > 1, "no pass needed two batches");
     }
     note(&format!(
         "update {}: seed {base:#x} (RFTRACE_SEED): {passes} random passes, {} make_call, \
-         {} modify_call, {} make_nop, {} batches, {} gathers, {starved} store fallbacks",
+         {} modify_call, {} make_nop, {} batches, {} gathers, {starved} store fallbacks; \
+         {direct_shared} shared direct calls and {disabled_call} disabled calls met",
         A::NAME,
         totals.make_call,
         totals.modify_call,
@@ -1389,6 +1403,46 @@ fn x86_update_one_refuses_mismatch() {
 #[test]
 fn arm64_update_one_refuses_mismatch() {
     update_one_refuses_mismatch::<Arm64>();
+}
+
+/// `update_one` on record `rec`, whose change cannot be planned: the
+/// failure is returned, and neither the record nor the text is touched.
+fn update_one_refuses_unplannable<A: SimArch>(w: &mut World<A>, rec: usize, want: Failure) {
+    let flags = w.flags_vec();
+    let snap = w.a.snapshot();
+    let r = one(w, rec, true);
+    assert_eq!(r, Err(want));
+    assert_eq!(want.errno(), Errno::Invalid);
+    // A plan failure leaves the record as it was, as in the kernel.
+    assert_eq!(w.flags_vec(), flags);
+    assert_eq!(w.a.snapshot(), snap);
+    assert!(!w.log.borrow().iter().any(|e| matches!(e, Ev::Write(_))));
+    assert!(w.t.reports.is_empty());
+}
+
+#[test]
+fn x86_update_one_refuses_unencodable_target() {
+    // A trampoline one byte past rel32 reach.
+    let mut w = World::<X86>::kernel(3, false);
+    let ip = w.t.recs[1].ip;
+    let target = ip.wrapping_add(5).wrapping_add(1 << 31);
+    w.t.recs[1].tramp = target;
+    w.t.recs[1].flags = m(bit::TRAMP) | 1;
+    let want = Failure::Encode(EncodeFault::X86(EncodeError::OutOfRange { ip, target }));
+    update_one_refuses_unplannable(&mut w, 1, want);
+    assert_eq!(w.a.text[&ip], X86_NOP);
+}
+
+#[test]
+fn arm64_update_one_refuses_unreachable_target() {
+    // A module site without a PLT cannot reach its trampoline.
+    let mut w = World::<Arm64>::kernel(1, true);
+    w.modules(1);
+    let (ip, target) = (w.t.recs[0].ip, w.t.recs[0].tramp);
+    w.t.recs[0].flags = m(bit::TRAMP) | 1;
+    let want = Failure::Encode(EncodeFault::Reach(ReachError::NoPlt { ip, target }));
+    update_one_refuses_unplannable(&mut w, 0, want);
+    assert_eq!(w.state(0), (u64::from(A64_NOP), NOP_OPS));
 }
 
 fn batches_of_at_most_batch_max<A: SimArch>() {
