@@ -7,25 +7,50 @@
 //!   enable pass over NOPs, a disable pass over calls, and an enable pass
 //!   over calls that are already right (everything `Ignore`).
 //! - `encode`: `rfcore::x86::encode_call` of `(ip, target)` pairs, and
-//!   `rfcore::x86::verify` of 5-byte buffers.
-//! - `replace_batched`: the batched driver over the minimal in-memory
-//!   [`Flat`] env: a full enable pass, a full disable pass, and a pass where
-//!   nothing changes.
+//!   `rfcore::x86::X86Change::verify` of 5-byte buffers (the check of the
+//!   update pass).
+//! - `update_all`: the update pass (`rfcore::update::update_all`) with the
+//!   x86 plans over the minimal in-memory [`Flat`]: a full enable pass, a
+//!   full disable pass, and a pass where nothing changes.
 //!
 //! Each result is reported per record (`Throughput::Elements`). Run with
 //! `cargo bench --bench core`; `cargo bench --bench core -- --test` runs
 //! every bench once, as a smoke test that asserts nothing about speed. The
 //! results of every pass are checked once, outside the measured loops.
 
-use std::hint::black_box;
-use std::time::Duration;
+use std::{
+    hint::black_box,
+    time::Duration, //
+};
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use rftrace::rfcore::driver::{replace_batched, Counts};
-use rftrace::rfcore::flags::RecFlags;
-use rftrace::rfcore::record::{decide, Update};
-use rftrace::rfcore::x86::{encode_call, verify, INSN_SIZE};
-use rftrace_bench::{encode_inputs, Flat, CALLS_PER_1000, RECORDS};
+use criterion::{
+    criterion_group,
+    criterion_main,
+    BatchSize,
+    Criterion,
+    Throughput, //
+};
+use rftrace::rfcore::{
+    flags::RecFlags,
+    record::{
+        decide,
+        Update, //
+    },
+    update::Counts,
+    x86::{
+        encode_call,
+        X86Change,
+        INSN_SIZE, //
+    }, //
+};
+use rftrace_bench::{
+    encode_inputs,
+    Flat,
+    VecStore,
+    BATCH_MAX,
+    CALLS_PER_1000,
+    RECORDS, //
+};
 
 /// Short runs: the whole `cargo bench` must finish well under two minutes.
 fn config() -> Criterion {
@@ -38,11 +63,28 @@ fn config() -> Criterion {
 /// Sites that become calls on enable.
 const CALLS: u64 = (RECORDS / 1000 * CALLS_PER_1000) as u64;
 
-/// Runs one driver pass on `env`, returning its counters.
-fn pass(env: &mut Flat, enable: bool) -> Counts {
+/// Runs one update pass on `env`, returning its counters.
+fn pass(env: &mut Flat, store: &mut VecStore, enable: bool) -> Counts {
     let mut counts = Counts::default();
-    replace_batched(env, enable, &mut counts).expect("pass failed");
+    env.pass(store, enable, &mut counts).expect("pass failed");
     counts
+}
+
+/// Checks the counters of a pass that changed `changed` sites: one ops
+/// "walk" per change, every plan stored, full batches.
+fn check_counts(env: &Flat, counts: &Counts, changed: u64) {
+    assert_eq!(counts.walked, RECORDS as u64, "{counts:?}");
+    assert_eq!(counts.patched(), changed, "{counts:?}");
+    assert_eq!(counts.gathers, changed, "{counts:?}");
+    assert_eq!(counts.failures, 0, "{counts:?}");
+    assert_eq!(counts.fallbacks, 0, "{counts:?}");
+    assert_eq!(
+        counts.batches,
+        changed.div_ceil(BATCH_MAX as u64),
+        "{counts:?}"
+    );
+    assert_eq!(env.recs.reports, 0);
+    env.check();
 }
 
 /// The env before any update (all NOPs) and after a full enable pass, both
@@ -51,12 +93,11 @@ fn states() -> (Flat, Flat) {
     let nop = Flat::new(RECORDS);
     nop.check();
     let mut on = nop.clone();
-    let counts = pass(&mut on, true);
+    let counts = pass(&mut on, &mut VecStore::default(), true);
     assert_eq!(counts.make_call, CALLS, "{counts:?}");
-    assert_eq!(counts.patched(), CALLS, "{counts:?}");
+    check_counts(&on, &counts, CALLS);
+    assert_eq!(on.arch.batches, counts.batches);
     assert_eq!(on.calls() as u64, CALLS);
-    assert_eq!(on.reports, 0);
-    on.check();
     (nop, on)
 }
 
@@ -100,12 +141,20 @@ fn bench_decide(c: &mut Criterion) {
 
 fn bench_encode(c: &mut Criterion) {
     let inputs = encode_inputs(RECORDS);
-    let encoded: Vec<[u8; INSN_SIZE]> = inputs
+    let changes: Vec<X86Change> = inputs
         .iter()
-        .map(|&(ip, target, jmp)| encode_call(ip, target, jmp).expect("in range"))
+        .map(|&(ip, target, jmp)| X86Change {
+            ip,
+            old: encode_call(ip, target, jmp).expect("in range"),
+            new: [0; INSN_SIZE],
+        })
         .collect();
     // What the sites hold, in a separate buffer: all match.
-    let actual = encoded.clone();
+    let actual: Vec<[u8; INSN_SIZE]> = changes.iter().map(|c| c.old).collect();
+    assert!(changes
+        .iter()
+        .zip(&actual)
+        .all(|(c, a)| c.verify(a).is_ok()));
 
     let mut g = c.benchmark_group("encode");
     g.throughput(Throughput::Elements(RECORDS as u64));
@@ -126,38 +175,37 @@ fn bench_encode(c: &mut Criterion) {
     });
     g.bench_function("verify", |b| {
         b.iter(|| {
-            black_box(&actual)
+            black_box(&changes)
                 .iter()
-                .zip(black_box(&encoded))
-                .filter(|(a, e)| verify(a, e).is_ok())
+                .zip(black_box(&actual))
+                .filter(|(c, a)| c.verify(a).is_ok())
                 .count()
         })
     });
     g.finish();
 }
 
-fn bench_replace_batched(c: &mut Criterion) {
+fn bench_update_all(c: &mut Criterion) {
     let (nop, on) = states();
+    let mut store = VecStore::with_capacity(CALLS as usize);
     let mut off = on.clone();
-    let counts = pass(&mut off, false);
+    let counts = pass(&mut off, &mut store, false);
     assert_eq!(counts.make_nop, CALLS, "{counts:?}");
-    assert_eq!(counts.patched(), CALLS, "{counts:?}");
+    check_counts(&off, &counts, CALLS);
     assert_eq!(off.calls(), 0);
-    off.check();
     let mut same = on.clone();
-    let counts = pass(&mut same, true);
-    assert_eq!(counts.patched(), 0, "{counts:?}");
-    assert_eq!(counts.walked, RECORDS as u64, "{counts:?}");
-    assert_eq!(counts.batches, 0, "{counts:?}");
+    let counts = pass(&mut same, &mut store, true);
+    check_counts(&same, &counts, 0);
 
-    let mut g = c.benchmark_group("replace_batched");
+    let mut g = c.benchmark_group("update_all");
     g.throughput(Throughput::Elements(RECORDS as u64));
-    // The env is cloned outside the measurement and dropped after it.
+    // The env is cloned outside the measurement and dropped after it; the
+    // store keeps its capacity from one pass to the next.
     g.bench_function("enable", |b| {
         b.iter_batched(
             || nop.clone(),
             |mut env| {
-                let counts = pass(&mut env, true);
+                let counts = pass(&mut env, &mut store, true);
                 (env, counts)
             },
             BatchSize::PerIteration,
@@ -167,20 +215,22 @@ fn bench_replace_batched(c: &mut Criterion) {
         b.iter_batched(
             || on.clone(),
             |mut env| {
-                let counts = pass(&mut env, false);
+                let counts = pass(&mut env, &mut store, false);
                 (env, counts)
             },
             BatchSize::PerIteration,
         )
     });
     // Nothing changes, so the same env serves every iteration.
-    g.bench_function("unchanged", |b| b.iter(|| pass(&mut same, true)));
+    g.bench_function("unchanged", |b| {
+        b.iter(|| pass(&mut same, &mut store, true))
+    });
     g.finish();
 }
 
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_decide, bench_encode, bench_replace_batched
+    targets = bench_decide, bench_encode, bench_update_all
 }
 criterion_main!(benches);

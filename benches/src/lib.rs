@@ -2,21 +2,53 @@
 
 //! Inputs for the criterion benches of the Rust ftrace core
 //! (`benches/core.rs`): a deterministic mix of record flags, and [`Flat`], a
-//! minimal in-memory [`Env`] so that a measured driver pass costs the driver's
-//! own work per record and little else.
+//! minimal in-memory kernel for the update pass (`update::update_all`), so
+//! that a measured pass costs the pass's own work per record and little else.
 //!
-//! [`Flat`] keeps one flags word and one 5-byte text slot per record, in two
-//! vectors indexed by record. Call-site addresses and targets are computed
-//! from the index, not stored; `queue` appends to a small vector and `flush`
-//! copies it into the text. Unlike the simulated kernel of the host tests it
-//! checks no contract and keeps no log: the tests do that; this only has to be
-//! cheap and right. [`Flat::check`] compares every site with its record
-//! outside the measured loops.
+//! [`Flat`] is the three things the pass is generic over:
+//!
+//! - [`FlatRecords`], the [`Records`]: one flags word per record in a vector
+//!   indexed by record. Call-site addresses and targets are computed from
+//!   the index and the flags, not stored, and not found by walking an ops
+//!   list: [`Records::gather`] is two small functions of the flags.
+//! - [`FlatX86`], the [`Arch`]: one 5-byte text slot per record. It plans
+//!   with the core's own [`x86::plan_update`], checks a change by comparing
+//!   the bytes in the text with the change's ([`X86Change::verify`], as the
+//!   kernel does), writes the new bytes into the text at once, and counts
+//!   the batches [`Arch::flush`] would make live.
+//! - [`VecStore`], the [`Store`]: the plans of one pass in a vector, kept by
+//!   the caller so that its capacity is reused from one pass to the next.
+//!
+//! Unlike the simulated kernel of the host tests it checks no contract and
+//! keeps no log: the tests do that; this only has to be cheap and right.
+//! [`Flat::check`] compares every site with its record outside the measured
+//! loops.
 
-use rftrace::rfcore::driver::{Env, Failure, BATCH_MAX};
-use rftrace::rfcore::flags::{self, RecFlags};
-use rftrace::rfcore::record::Update;
-use rftrace::rfcore::x86::{encode_call, INSN_SIZE, NOP5};
+use rftrace::rfcore::{
+    flags::{
+        self,
+        RecFlags, //
+    },
+    record::{
+        Decision,
+        Update, //
+    },
+    update::{
+        update_all,
+        Arch,
+        Counts,
+        Facts,
+        Failure,
+        Records,
+        Store, //
+    },
+    x86::{
+        self,
+        X86Change,
+        INSN_SIZE,
+        NOP5, //
+    }, //
+};
 
 /// Records in every bench: the order of a distribution kernel's
 /// `available_filter_functions`.
@@ -30,10 +62,16 @@ pub const TEXT_STRIDE: u64 = 0x40;
 pub const CALLER: u64 = 0xffff_ffff_81e0_0000;
 /// `ftrace_regs_caller`.
 pub const REGS_CALLER: u64 = 0xffff_ffff_81e0_0100;
+/// `__fentry__`, which the compiler's call sites call before they are
+/// initialised.
+pub const MCOUNT: u64 = 0xffff_ffff_81f0_0000;
 /// First of the ops trampolines (one page each, a few ops).
 pub const TRAMP_BASE: u64 = 0xffff_ffff_c000_0000;
 /// First of the direct-call trampolines.
 pub const DIRECT_BASE: u64 = 0xffff_ffff_a000_0000;
+
+/// The most changes the x86 text-poke engine batches (as the kernel's).
+pub const BATCH_MAX: usize = 256;
 
 /// Address of record `i`'s call site.
 pub const fn site_ip(i: usize) -> u64 {
@@ -99,63 +137,20 @@ fn target_curr(i: usize, f: RecFlags) -> u64 {
     }
 }
 
-/// A minimal in-memory kernel: flags and text per record.
+/// The record index of a call-site address.
+fn index(ip: u64) -> usize {
+    ((ip - TEXT_BASE) / TEXT_STRIDE) as usize
+}
+
+/// The record table: one flags word per record.
 #[derive(Clone, Debug)]
-pub struct Flat {
+pub struct FlatRecords {
     flags: Vec<u64>,
-    text: Vec<[u8; INSN_SIZE]>,
-    pending: Vec<(usize, [u8; INSN_SIZE])>,
-    /// Failures reported by the driver.
+    /// Failures reported by the update pass.
     pub reports: usize,
 }
 
-impl Flat {
-    /// `n` records with the [`initial_flags`] mix, every site a NOP.
-    pub fn new(n: usize) -> Self {
-        Flat {
-            flags: (0..n).map(initial_flags).collect(),
-            text: vec![NOP5; n],
-            pending: Vec::with_capacity(BATCH_MAX),
-            reports: 0,
-        }
-    }
-
-    /// The record index of a call-site address.
-    fn index(ip: u64) -> usize {
-        ((ip - TEXT_BASE) / TEXT_STRIDE) as usize
-    }
-
-    /// The flags words, in record order.
-    pub fn flags_words(&self) -> &[u64] {
-        &self.flags
-    }
-
-    /// Number of sites that are calls.
-    pub fn calls(&self) -> usize {
-        self.text.iter().filter(|t| **t != NOP5).count()
-    }
-
-    /// Every site holds what its record says; nothing is left queued.
-    ///
-    /// # Panics
-    ///
-    /// On the first site that does not.
-    pub fn check(&self) {
-        assert!(self.pending.is_empty(), "writes left queued");
-        for (i, (&raw, text)) in self.flags.iter().zip(&self.text).enumerate() {
-            let f = RecFlags::from_raw(raw);
-            let want = if f.any(flags::ENABLED) {
-                let direct = f.any(flags::DIRECT_EN);
-                encode_call(site_ip(i), target_curr(i, f), direct).expect("in range")
-            } else {
-                NOP5
-            };
-            assert_eq!(*text, want, "record {i}, flags {raw:#010x}");
-        }
-    }
-}
-
-impl Env for Flat {
+impl Records for FlatRecords {
     type Rec = usize;
     type Cursor = usize;
 
@@ -183,41 +178,170 @@ impl Env for Flat {
         self.flags[rec] = flags.raw();
     }
 
-    fn addr_new(&mut self, rec: usize) -> u64 {
-        target_new(rec, self.flags(rec))
-    }
-
-    fn addr_curr(&mut self, rec: usize) -> u64 {
-        target_curr(rec, self.flags(rec))
-    }
-
-    fn jmp_bit(&self) -> bool {
-        true
-    }
-
-    fn read(&mut self, ip: u64) -> Result<[u8; INSN_SIZE], Failure> {
-        Ok(self.text[Self::index(ip)])
-    }
-
-    fn queue(&mut self, ip: u64, insn: &[u8; INSN_SIZE]) {
-        self.pending.push((Self::index(ip), *insn));
-    }
-
-    fn flush(&mut self) {
-        for (i, insn) in self.pending.drain(..) {
-            self.text[i] = insn;
+    fn gather(&mut self, rec: usize, _want_unique: bool) -> Facts {
+        let flags = self.flags(rec);
+        Facts {
+            ip: site_ip(rec),
+            flags,
+            new: target_new(rec, flags),
+            curr: target_curr(rec, flags),
+            unique: None,
         }
     }
 
-    fn report(&mut self, _rec: usize, _update: Update, _failure: Failure) {
+    fn unique(&mut self, _rec: usize) -> Option<u64> {
+        None
+    }
+
+    fn shadow(&mut self, _: usize, _: bool, _: &Decision, _: Option<&Facts>) {}
+
+    fn report(&mut self, _rec: usize, _update: Update, _failure: &Failure) {
         self.reports += 1;
     }
 }
 
-/// `(ip, target, jmp)` triples as the driver encodes them: record `i`'s site
-/// and the caller, regs caller, trampoline or direct trampoline it would
-/// call (about the proportions of [`initial_flags`] among the sites with
-/// users), `jmp` true for the direct one (its bit 0 selects a `JMP`).
+/// The x86 text: one 5-byte slot per record, written at once.
+#[derive(Clone, Debug)]
+pub struct FlatX86 {
+    text: Vec<[u8; INSN_SIZE]>,
+    /// Batches made live ([`Arch::flush`] calls).
+    pub batches: u64,
+}
+
+impl Arch for FlatX86 {
+    type Change = X86Change;
+    const BATCH_MAX: usize = BATCH_MAX;
+    const CALL_OPS: bool = false;
+
+    fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<X86Change, Failure> {
+        // A kernel with CONFIG_DYNAMIC_FTRACE_WITH_JMP.
+        x86::plan_update(facts, decision, true)
+    }
+
+    fn plan_init(&mut self, ip: u64) -> Result<X86Change, Failure> {
+        x86::plan_init(ip, MCOUNT)
+    }
+
+    fn ip(change: &X86Change) -> u64 {
+        change.ip
+    }
+
+    fn check(&mut self, change: &X86Change) -> Result<(), Failure> {
+        change.verify(&self.text[index(change.ip)])
+    }
+
+    fn write(&mut self, change: &X86Change) -> Result<(), Failure> {
+        self.text[index(change.ip)] = change.new;
+        Ok(())
+    }
+
+    fn flush(&mut self) {
+        self.batches += 1;
+    }
+}
+
+/// One entry of a [`VecStore`].
+pub type Entry = (usize, X86Change, Decision);
+
+/// The plans of one pass, in a vector.
+#[derive(Clone, Debug, Default)]
+pub struct VecStore {
+    items: Vec<Entry>,
+}
+
+impl VecStore {
+    /// A store with room for `n` plans before it grows.
+    pub fn with_capacity(n: usize) -> Self {
+        VecStore {
+            items: Vec::with_capacity(n),
+        }
+    }
+}
+
+impl Store<usize, X86Change> for VecStore {
+    fn push(&mut self, rec: usize, change: X86Change, decision: Decision) -> bool {
+        self.items.push((rec, change, decision));
+        true
+    }
+
+    fn get(&self, i: usize) -> Option<Entry> {
+        self.items.get(i).copied()
+    }
+
+    fn clear(&mut self) {
+        self.items.clear();
+    }
+}
+
+/// A minimal in-memory kernel: flags and text per record.
+#[derive(Clone, Debug)]
+pub struct Flat {
+    /// The record table.
+    pub recs: FlatRecords,
+    /// The text.
+    pub arch: FlatX86,
+}
+
+impl Flat {
+    /// `n` records with the [`initial_flags`] mix, every site a NOP.
+    pub fn new(n: usize) -> Self {
+        Flat {
+            recs: FlatRecords {
+                flags: (0..n).map(initial_flags).collect(),
+                reports: 0,
+            },
+            arch: FlatX86 {
+                text: vec![NOP5; n],
+                batches: 0,
+            },
+        }
+    }
+
+    /// One update pass (`update_all`) over every record, its plans kept in
+    /// `store`.
+    pub fn pass(
+        &mut self,
+        store: &mut VecStore,
+        enable: bool,
+        counts: &mut Counts,
+    ) -> Result<(), Failure> {
+        update_all(&mut self.recs, &mut self.arch, store, enable, counts)
+    }
+
+    /// The flags words, in record order.
+    pub fn flags_words(&self) -> &[u64] {
+        &self.recs.flags
+    }
+
+    /// Number of sites that are calls.
+    pub fn calls(&self) -> usize {
+        self.arch.text.iter().filter(|t| **t != NOP5).count()
+    }
+
+    /// Every site holds what its record says.
+    ///
+    /// # Panics
+    ///
+    /// On the first site that does not.
+    pub fn check(&self) {
+        let sites = self.recs.flags.iter().zip(&self.arch.text);
+        for (i, (&raw, text)) in sites.enumerate() {
+            let f = RecFlags::from_raw(raw);
+            let want = if f.any(flags::ENABLED) {
+                let direct = f.any(flags::DIRECT_EN);
+                x86::encode_call(site_ip(i), target_curr(i, f), direct).expect("in range")
+            } else {
+                NOP5
+            };
+            assert_eq!(*text, want, "record {i}, flags {raw:#010x}");
+        }
+    }
+}
+
+/// `(ip, target, jmp)` triples as the x86 plan encodes them: record `i`'s
+/// site and the caller, regs caller, trampoline or direct trampoline it
+/// would call (about the proportions of [`initial_flags`] among the sites
+/// with users), `jmp` true for the direct one (its bit 0 selects a `JMP`).
 pub fn encode_inputs(n: usize) -> Vec<(u64, u64, bool)> {
     (0..n)
         .map(|i| {
