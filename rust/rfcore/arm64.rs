@@ -495,7 +495,10 @@ pub fn reach(ip: u64, target: u64, caller: u64, plt: Option<u64>) -> Result<Reac
     }
 }
 
-/// One store the driver makes, in [`Plan`] order.
+/// One store the update pass makes (through [`Arch::write`]), in [`Plan`]
+/// order.
+///
+/// [`Arch::write`]: super::update::Arch::write
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Write {
     /// Store the address of `ops` in the 8-byte literal at `addr` (one
@@ -566,9 +569,9 @@ impl From<EncodeError> for PlanError {
     }
 }
 
-/// The two stores of a site update, to be made in order; the driver stops at
-/// the first one that fails (an instruction that is not `old` is refused and
-/// left unwritten).
+/// The two stores of a site update, to be made in order; the arm64
+/// `Arch::write` of the update pass stops at the first one that fails (an
+/// instruction that is not `old` is refused and left unwritten).
 ///
 /// 7.2 writes the literal first in every case, and so does this plan. Why
 /// a CPU running through the site at any moment is safe:

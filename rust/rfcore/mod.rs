@@ -4,13 +4,12 @@
 //!
 //! Everything here is pure: it works on values (flags words, addresses,
 //! instruction bytes) and on traits the kernel implements ([`update::Records`],
-//! [`update::Arch`], [`driver::Env`]), never on raw memory.
+//! [`update::Arch`], [`update::Store`]), never on raw memory.
 //! The kernel crate (`rftrace.rs`) and the host test crate (`lib.rs`) both
 //! include this module, so the host tests run the very code the kernel runs.
 
 pub mod account;
 pub mod arm64;
-pub mod driver;
 pub mod flags;
 pub mod pages;
 pub mod record;

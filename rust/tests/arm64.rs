@@ -572,7 +572,8 @@ fn run(site: Site, t: Text) -> Runs {
     }
 }
 
-/// Applies a plan as a driver would, checking each instruction's old word.
+/// Applies a plan as the update pass's `Arch::write` would, checking each
+/// instruction's old word.
 /// Returns the states seen after each store.
 fn apply(site: Site, mut t: Text, p: Plan) -> Vec<Text> {
     let mut seen = Vec::new();

@@ -7,7 +7,6 @@
 //! - [`record`]: `rfcore::record::decide` against the model, exhaustively.
 //! - [`x86`]: the encoder and decoder against GNU as/ld/objdump output.
 //! - [`arm64`]: encoders and layouts against GNU as/ld and GCC, and the CALL_OPS rules.
-//! - [`driver`]: the replace-code drivers on a simulated kernel.
 //! - [`update`]: the update pass (gather / plan / check / write) on a
 //!   simulated kernel, for a simulated x86 and a simulated arm64.
 //! - [`pages`]: the record table's group sizes, bisection and removal.
@@ -16,7 +15,6 @@
 
 mod account;
 mod arm64;
-mod driver;
 mod model;
 mod pages;
 mod record;

@@ -188,7 +188,7 @@ fn decide_properties() {
 
 /// Sequences of flag changes keep the word reachable and every record at a
 /// fixed point after each update: a short walk over the reachable states,
-/// as the driver test does at scale.
+/// as the update pass tests (`tests::update`) do at scale.
 #[test]
 fn walk_stays_reachable() {
     let mut rng = super::util::Rng::new(0x5eed_0001);

@@ -96,8 +96,8 @@
 //!
 //! Not simulated: the `ftrace_enabled` sysctl, the shared global_ops hash
 //! (every tracer here has its own), `:mod:` cached filters, modify of a
-//! direct target, failures of the text-poke engine (the driver tests cover
-//! those).
+//! direct target, failures of the text-poke engine (the update pass tests,
+//! `tests::update`, cover those).
 
 use std::collections::{
     BTreeMap,
@@ -371,9 +371,9 @@ pub struct Sim {
     lp_ops: BTreeMap<usize, usize>,
     custom_ops: Vec<usize>,
     modules: Vec<ModState>,
-    /// Problems met inside the driver or the C-side lookups.
+    /// Problems met inside the update pass or the C-side lookups.
     errs: Vec<String>,
-    /// Driver counters, summed.
+    /// Update pass counters (`update::Counts`), summed.
     pub counts: Counts,
 }
 
@@ -1501,7 +1501,7 @@ pub struct CaseStats {
     pub refused: u64,
     /// Record checks against the model.
     pub checked: u64,
-    /// Driver counters.
+    /// Update pass counters (`update::Counts`).
     pub counts: Counts,
 }
 
