@@ -7,6 +7,10 @@
 //! [`update::Arch`], [`update::Store`]), never on raw memory.
 //! The kernel crate (`rftrace.rs`) and the host test crate (`lib.rs`) both
 //! include this module, so the host tests run the very code the kernel runs.
+//! It forbids `unsafe` itself, so that it does in the kernel build too, not
+//! only through the host crate's lints.
+
+#![forbid(unsafe_code)]
 
 pub mod account;
 pub mod arm64;
