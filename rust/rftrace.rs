@@ -10,12 +10,13 @@
 //! the C shim in `c/rftrace_shim.c`).
 //!
 //! The decisions and encoders are in [`rfcore`], which is pure and shared
-//! with the host test crate. The kernel side: [`kentry`] holds every
-//! function C calls (the only `#[no_mangle]` items, checked against the
-//! bindgen'd `include/rftrace.h`); [`klock`] the lock proofs that every
-//! record and ops handle borrows; [`kenv`] the handles, the ops-list walk
-//! and the call-site list; [`ktable`] the record table; `kx86` and
-//! `karm64` the architectures.
+//! with the host test crate. The kernel side is [`kside`]: `entry` holds
+//! every function C calls (the only `#[no_mangle]` items, checked against
+//! the bindgen'd `include/rftrace.h`); `lock` the lock proofs that every
+//! record and ops handle borrows; `env` the handles, the ops-list walk and
+//! the call-site list; `records` the record table; `pass` the kernel side
+//! of the one update pass and its shadow comparator. [`karch`] holds what
+//! differs per architecture (`x86`, `arm64`).
 
 use kernel::{
     ffi::c_int,
@@ -27,19 +28,10 @@ use kernel::{
 
 pub mod rfcore;
 
-#[cfg(CONFIG_ARM64)]
-mod karm64;
-mod kentry;
-mod kenv;
-mod klock;
-mod ktable;
-#[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
-mod kunit;
-mod kupdate;
-#[cfg(CONFIG_X86_64)]
-mod kx86;
+mod karch;
+mod kside;
 
-use kenv::{
+use kside::env::{
     KernelOthers,
     Ops,
     Rec, //
@@ -173,7 +165,7 @@ impl Stats {
 ///
 /// The C function runs on a copy of the record, so it cannot disturb it.
 /// Differences are counted and the first few are logged in full.
-fn shadow_check(rec: Rec<'_>, enable: bool, rust: &Decision) {
+pub(crate) fn shadow_check(rec: Rec<'_>, enable: bool, rust: &Decision) {
     if !cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
         return;
     }
@@ -227,7 +219,7 @@ pub(crate) fn account_rec(rec: Rec<'_>, ops: Ops<'_>, inc: bool) -> bool {
         account::remove(before, props, mode, &mut others)
     };
     if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-        let (c_ok, c_flags) = kenv::c_account(rec, ops, inc);
+        let (c_ok, c_flags) = kside::env::c_account(rec, ops, inc);
         STATS.shadow_checks.add(1, Relaxed);
         let same = match result {
             Ok(flags) => c_ok && c_flags == flags,
@@ -306,10 +298,10 @@ pub(crate) fn survivor_rule_explains(
 /// check against the kernel's C choice. Used by the update drivers and the
 /// C entry points alike.
 pub(crate) fn choose_target(rec: Rec<'_>, new: bool) -> u64 {
-    let addr = kenv::select_addr(rec, new);
+    let addr = kside::env::select_addr(rec, new);
     STATS.selected.add(1, Relaxed);
     if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-        let c = kenv::c_select_addr(rec, new);
+        let c = kside::env::c_select_addr(rec, new);
         STATS.shadow_checks.add(1, Relaxed);
         if c != addr {
             shadow_diff(format_args!(
@@ -328,7 +320,7 @@ pub(crate) fn choose_target(rec: Rec<'_>, new: bool) -> u64 {
 /// `ftrace_find_unique_ops()`: the single ops whose filter covers the
 /// site, or null, with the shadow check.
 pub(crate) fn find_unique_ops(rec: Rec<'_>) -> *mut kernel::bindings::ftrace_ops {
-    let (rust, c) = kenv::unique_ops(rec);
+    let (rust, c) = kside::env::unique_ops(rec);
     if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
         STATS.shadow_checks.add(1, Relaxed);
         if rust != c {
@@ -359,7 +351,7 @@ pub(crate) unsafe fn scan_call_sites(
     end: *mut kernel::ffi::c_ulong,
 ) -> rfcore::table::Report {
     // SAFETY: the caller's contract is `scan_locs()`'s.
-    let report = unsafe { kenv::scan_locs(module, start, end) };
+    let report = unsafe { kside::env::scan_locs(module, start, end) };
     let refused = report.refused();
     bump(&STATS.sites_refused, refused);
     if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
@@ -388,6 +380,6 @@ pub(crate) fn check_record(rec: Rec<'_>, enable: bool, update: bool) -> Decision
     if update && decision.update != Update::Ignore {
         rec.set_flags(decision.flags);
     }
-    kenv::set_bug_type(rec.lock(), decision.update.bug_type());
+    kside::env::set_bug_type(rec.lock(), decision.update.bug_type());
     decision
 }

@@ -9,6 +9,10 @@
 #   stock   CONFIG_FTRACE_RUST_CORE=n (the kernel's own C dynamic ftrace)
 #   rust    CONFIG_FTRACE_RUST_CORE=y
 #   shadow  CONFIG_FTRACE_RUST_CORE=y and CONFIG_FTRACE_RUST_CORE_SHADOW=y
+#   debug   shadow plus lockdep (PROVE_LOCKING: the Rust core's lock proofs
+#           assert with lockdep_assert_held()), DEBUG_ATOMIC_SLEEP,
+#           DEBUG_LIST and KFENCE
+#   kcsan   shadow plus KCSAN (data races, e.g. on the record table)
 # All variants use the same patched tree and the same config fragment
 # (configs/ARCH.config, built with -O2).  A "-os" suffix (stock-os, rust-os,
 # shadow-os) builds the same with CONFIG_CC_OPTIMIZE_FOR_SIZE instead.
@@ -48,9 +52,19 @@ base=${variant%-os}
 	rust)	echo "CONFIG_FTRACE_RUST_CORE=y"
 		echo "# CONFIG_FTRACE_RUST_CORE_SHADOW is not set"
 		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y" ;;
-	shadow)	echo "CONFIG_FTRACE_RUST_CORE=y"
+	shadow|debug|kcsan)
+		echo "CONFIG_FTRACE_RUST_CORE=y"
 		echo "CONFIG_FTRACE_RUST_CORE_SHADOW=y"
-		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y" ;;
+		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y"
+		case $base in
+		debug)	echo "CONFIG_DEBUG_KERNEL=y"
+			echo "CONFIG_PROVE_LOCKING=y"
+			echo "CONFIG_DEBUG_ATOMIC_SLEEP=y"
+			echo "CONFIG_DEBUG_LIST=y"
+			echo "CONFIG_KFENCE=y" ;;
+		kcsan)	echo "CONFIG_DEBUG_KERNEL=y"
+			echo "CONFIG_KCSAN=y" ;;
+		esac ;;
 	*) die "unknown variant $variant" ;;
 	esac
 } >"$frag.new"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test.sh [--variant shadow|rust|stock] [--skip-host] [--skip-ftracetest]
+# test.sh [--variant shadow|rust|stock|debug|kcsan] [--skip-host] [--skip-ftracetest]
 #         [--only LIST] [--jobs N]
 #
 # The project's whole test suite, from nothing:
@@ -80,7 +80,7 @@ fi
 
 step "host: rustfmt, clippy and checkpatch"
 p=0 f=0
-if (cd "$top" && rustfmt --edition 2021 --check rust/rftrace.rs rust/kunit.rs rust/lib.rs); then
+if (cd "$top" && rustfmt --edition 2021 --check rust/rftrace.rs rust/kside/kunit.rs rust/lib.rs); then
 	p=$((p + 1))
 else
 	echo "rustfmt: formatting differs (run rustfmt on rust/*.rs)"; f=$((f + 1))
@@ -136,6 +136,11 @@ if [ "$variant" = stock ]; then
 	account "guest boot + KUnit (stock)" "$p" "$f"
 else
 [ "$p" -ge 4 ] || { echo "KUnit: expected at least 4 rftrace cases, saw $p (log: $klog)"; f=$((f + 1)); }
+# No kernel warning (WARN, lockdep, KCSAN, KFENCE, BUG) while KUnit ran.
+if grep -aE 'WARNING:|BUG:|possible circular locking|KFENCE:' "$klog" >/dev/null; then
+	grep -aE -A 12 'WARNING:|BUG:|possible circular locking|KFENCE:' "$klog" | head -60
+	echo "KUnit boot: kernel warnings (log: $klog)"; f=$((f + 1))
+fi
 grep -q 'rftrace: Rust dynamic ftrace core active' "$klog" ||
 	{ echo "no 'Rust dynamic ftrace core active' line in the boot log"; f=$((f + 1)); }
 account "guest KUnit" "$p" "$f"
@@ -147,8 +152,9 @@ step "guest: selftests/rftrace"
 sres=$BUILD/selftests-$atag$variant.results
 "$top/scripts/ftracetest.sh" "$variant" --selftests --out "$sres" >/dev/null 2>&1
 grep -v '^#' "$sres" 2>/dev/null | sed 's/^/  /'
-p=$(grep -v '^#' "$sres" 2>/dev/null | awk '$2 == "PASS"' | wc -l)
-f=$(grep -v '^#' "$sres" 2>/dev/null | awk '$2 != "PASS"' | wc -l)
+# a kernel warning during a test (warn=N) fails it
+p=$(grep -v '^#' "$sres" 2>/dev/null | awk '$2 == "PASS" && !/warn=/' | wc -l)
+f=$(grep -v '^#' "$sres" 2>/dev/null | awk '$2 != "PASS" || /warn=/' | wc -l)
 want=$(ls "$top"/selftests/rftrace/*.tc | wc -l)
 [ $((p + f)) -eq "$want" ] || f=$((f + want - p - f))
 account "guest selftests/rftrace" "$p" "$f"

@@ -56,8 +56,9 @@ pub trait Locs {
     }
     /// Entry `i` (`None` past the end).
     fn get(&self, i: usize) -> Option<u64>;
-    /// Sets entry `i` to zero.
-    fn clear(&mut self, i: usize);
+    /// Sets entry `i` to `value` (zero: no record; else the site's
+    /// patch-site address).
+    fn set(&mut self, i: usize, value: u64);
     /// Sorts the entries in ascending order.
     fn sort(&mut self);
 }
@@ -155,8 +156,10 @@ fn verdict<T: Text>(text: &mut T, addr: u64, prev: Option<u64>) -> Result<u64, S
     Ok(site)
 }
 
-/// Checks the list, sorts it if needed and zeroes every entry that must
-/// not become a record.
+/// Checks the list, sorts it if needed, zeroes every entry that must not
+/// become a record and turns every kept entry into its patch-site address
+/// (`ftrace_call_adjust()`, asked once per entry), so that the records are
+/// made from the list as it is.
 pub fn scan<L: Locs, T: Text>(locs: &mut L, text: &mut T) -> Report {
     let mut report = Report::default();
     if !sorted(locs) {
@@ -173,11 +176,14 @@ pub fn scan<L: Locs, T: Text>(locs: &mut L, text: &mut T) -> Report {
             Ok(site) => {
                 prev = Some(site);
                 report.kept = report.kept.saturating_add(1);
+                if site != addr {
+                    locs.set(i, site);
+                }
             }
             Err(skip) => {
                 report.count(skip, addr);
                 if addr != 0 {
-                    locs.clear(i);
+                    locs.set(i, 0);
                 }
             }
         }

@@ -15,8 +15,8 @@ impl Locs for Vec<u64> {
     fn get(&self, i: usize) -> Option<u64> {
         <[u64]>::get(self, i).copied()
     }
-    fn clear(&mut self, i: usize) {
-        self[i] = 0;
+    fn set(&mut self, i: usize, value: u64) {
+        self[i] = value;
     }
     fn sort(&mut self) {
         self.sort_unstable();
@@ -90,7 +90,8 @@ fn every_kind_of_bad_entry_is_zeroed_and_counted() {
         HI + 8
     ];
     let r = scan(&mut locs, &mut t);
-    assert_eq!(locs, std::vec![0, 0, LO + 0x100, 0, 0, LO + 0x300, 0]);
+    // kept entries are now their sites (shift 8)
+    assert_eq!(locs, std::vec![0, 0, LO + 0x108, 0, 0, LO + 0x308, 0]);
     assert_eq!(
         (
             r.total,
@@ -112,7 +113,7 @@ fn every_kind_of_bad_entry_is_zeroed_and_counted() {
     let mut locs = std::vec![0x1234, LO + 0x100, HI + 8];
     let r = scan(&mut locs, &mut t);
     assert_eq!((r.weak, r.out_of_text, r.kept), (0, 2, 1));
-    assert_eq!(locs, std::vec![0, LO + 0x100, 0]);
+    assert_eq!(locs, std::vec![0, LO + 0x108, 0]);
 }
 
 #[test]
@@ -183,6 +184,8 @@ fn random_lists_against_a_reference() {
             if ok && last_site != Some(*a + shift) {
                 last_site = Some(*a + shift);
                 kept.push(*a);
+                // a kept entry becomes its patch site
+                *a += shift;
             } else {
                 *a = 0;
             }

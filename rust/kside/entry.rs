@@ -34,14 +34,14 @@ use kernel::{
 
 use crate::{
     bump,
-    kenv::{
+    kside::env::{
         c_word,
         word,
         Ops,
         Rec, //
     },
-    klock::FtraceLocked,
-    ktable::{
+    kside::lock::FtraceLocked,
+    kside::records::{
         self,
         from_c,
         to_c, //
@@ -52,11 +52,11 @@ use crate::{
 };
 
 #[cfg(CONFIG_ARM64)]
-use crate::karm64;
+use crate::karch::arm64;
 #[cfg(CONFIG_X86_64)]
 use crate::{
-    klock::TextLocked,
-    kx86, //
+    karch::x86,
+    kside::lock::TextLocked, //
 };
 
 /// Checks at compile time that an entry has the prototype bindgen made of
@@ -113,7 +113,7 @@ unsafe fn with_rec<R>(rec: *mut bindings::dyn_ftrace, null: R, f: impl FnOnce(Re
 ///
 /// `rec` is a record of the table and the caller holds `ftrace_lock`.
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_check_record(
+pub(crate) unsafe extern "C" fn rftrace_check_record(
     rec: *mut bindings::dyn_ftrace,
     enable: bool,
     update: bool,
@@ -135,7 +135,7 @@ pub unsafe extern "C" fn rftrace_check_record(
 /// `rec` is a record of the table, `ops` a registered ops, and the caller
 /// holds `ftrace_lock`.
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_account(
+pub(crate) unsafe extern "C" fn rftrace_account(
     rec: *mut bindings::dyn_ftrace,
     ops: *mut bindings::ftrace_ops,
     inc: bool,
@@ -172,7 +172,7 @@ unsafe fn target(rec: *mut bindings::dyn_ftrace, new: bool) -> c_ulong {
 ///
 /// `rec` is a record of the table and the caller holds `ftrace_lock`.
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_get_addr_new(rec: *mut bindings::dyn_ftrace) -> c_ulong {
+pub(crate) unsafe extern "C" fn rftrace_get_addr_new(rec: *mut bindings::dyn_ftrace) -> c_ulong {
     // SAFETY: the same contract.
     unsafe { target(rec, true) }
 }
@@ -183,7 +183,7 @@ pub unsafe extern "C" fn rftrace_get_addr_new(rec: *mut bindings::dyn_ftrace) ->
 ///
 /// `rec` is a record of the table and the caller holds `ftrace_lock`.
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_get_addr_curr(rec: *mut bindings::dyn_ftrace) -> c_ulong {
+pub(crate) unsafe extern "C" fn rftrace_get_addr_curr(rec: *mut bindings::dyn_ftrace) -> c_ulong {
     // SAFETY: the same contract.
     unsafe { target(rec, false) }
 }
@@ -195,7 +195,7 @@ pub unsafe extern "C" fn rftrace_get_addr_curr(rec: *mut bindings::dyn_ftrace) -
 ///
 /// `rec` is a record of the table and the caller holds `ftrace_lock`.
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_find_unique_ops(
+pub(crate) unsafe extern "C" fn rftrace_find_unique_ops(
     rec: *mut bindings::dyn_ftrace,
 ) -> *mut bindings::ftrace_ops {
     // SAFETY: the same contract.
@@ -216,7 +216,7 @@ pub unsafe extern "C" fn rftrace_find_unique_ops(
 /// null or the module being loaded, and the out pointers are valid for
 /// writes.
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_build_table(
+pub(crate) unsafe extern "C" fn rftrace_build_table(
     module: *mut bindings::module,
     start: *mut c_ulong,
     end: *mut c_ulong,
@@ -233,14 +233,14 @@ pub unsafe extern "C" fn rftrace_build_table(
     let kept = usize::try_from(report.kept).unwrap_or(usize::MAX);
     // SAFETY: the list was just checked by the scan; the rest of the
     // function's contract is `build()`'s.
-    let built = unsafe { ktable::build(module, start, end, kept) };
+    let built = unsafe { records::build(start, end, kept) };
     let (f, l, p, r, ret) = match built {
         Ok(b) => (b.first, b.last, b.pages, b.records, 0),
         Err(e) => {
             kernel::pr_err!("record table: cannot build the records: {:?}\n", e);
             let errno = match e {
-                ktable::BuildError::NoMemory => kernel::error::code::ENOMEM,
-                ktable::BuildError::Inconsistent => EINVAL,
+                records::BuildError::NoMemory => kernel::error::code::ENOMEM,
+                records::BuildError::Inconsistent => EINVAL,
             };
             (
                 core::ptr::null_mut(),
@@ -271,7 +271,7 @@ pub unsafe extern "C" fn rftrace_build_table(
 ///
 /// `head` is `ftrace_pages_start` (read by the caller).
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_lookup_rec(
+pub(crate) unsafe extern "C" fn rftrace_lookup_rec(
     head: *mut bindings::ftrace_page,
     start: c_ulong,
     end: c_ulong,
@@ -282,7 +282,7 @@ pub unsafe extern "C" fn rftrace_lookup_rec(
     let rcu = rcu::read_lock();
     // SAFETY: `head` is the head of the table (function contract), and
     // `rcu` keeps every group reachable from it alive.
-    let rec = unsafe { ktable::lookup(from_c(head), s, e, &rcu) };
+    let rec = unsafe { records::lookup(from_c(head), s, e, &rcu) };
     if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
         // SAFETY: the C lookup walks the same table under the same RCU
         // read-side section.
@@ -310,7 +310,7 @@ pub unsafe extern "C" fn rftrace_lookup_rec(
 ///
 /// `last` and `records` are valid for reads and writes.
 unsafe fn hand_over(
-    taken: ktable::Taken,
+    taken: records::Taken,
     last: *mut *mut bindings::ftrace_page,
     records: *mut c_ulong,
 ) -> *mut bindings::ftrace_page {
@@ -335,7 +335,7 @@ unsafe fn hand_over(
 /// `module` is the module going away, `last` and `records` are valid, and
 /// the caller holds `ftrace_lock`.
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_unlink_module(
+pub(crate) unsafe extern "C" fn rftrace_unlink_module(
     head: *mut *mut bindings::ftrace_page,
     tail: *mut *mut bindings::ftrace_page,
     module: *mut bindings::module,
@@ -349,7 +349,7 @@ pub unsafe extern "C" fn rftrace_unlink_module(
     unsafe {
         FtraceLocked::held(|lock| {
             // SAFETY: the function's contract is `unlink_module()`'s.
-            let taken = ktable::unlink_module(head.cast(), tail.cast(), module, lock);
+            let taken = records::unlink_module(head.cast(), tail.cast(), module, lock);
             // SAFETY: valid out pointers (function contract).
             hand_over(taken, last, records)
         })
@@ -367,7 +367,7 @@ pub unsafe extern "C" fn rftrace_unlink_module(
 /// As for [`rftrace_unlink_module`]; `each`, if given, may be called with
 /// `data` and any record of the table.
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_remove_range(
+pub(crate) unsafe extern "C" fn rftrace_remove_range(
     head: *mut *mut bindings::ftrace_page,
     tail: *mut *mut bindings::ftrace_page,
     start: c_ulong,
@@ -385,7 +385,7 @@ pub unsafe extern "C" fn rftrace_remove_range(
     unsafe {
         FtraceLocked::held(|lock| {
             // SAFETY: the function's contract is `remove_range()`'s.
-            let taken = ktable::remove_range(head.cast(), tail.cast(), s, e, each, data, lock);
+            let taken = records::remove_range(head.cast(), tail.cast(), s, e, each, data, lock);
             if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) && s <= e {
                 // SAFETY: we hold ftrace_lock.
                 let left = bindings::ftrace_c_lookup_rec(start, end);
@@ -409,7 +409,7 @@ pub unsafe extern "C" fn rftrace_remove_range(
 ///
 /// `name` and `val` are valid for writes.
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_stat(
+pub(crate) unsafe extern "C" fn rftrace_stat(
     idx: c_uint,
     name: *mut *const c_char,
     val: *mut u64,
@@ -437,14 +437,14 @@ pub unsafe extern "C" fn rftrace_stat(
 ///
 /// `rec` is a record of the table and the caller holds `ftrace_lock`.
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_replace_one(
+pub(crate) unsafe extern "C" fn rftrace_replace_one(
     rec: *mut bindings::dyn_ftrace,
     enable: bool,
 ) -> c_int {
     #[cfg(CONFIG_X86_64)]
-    let one = kx86::replace_one;
+    let one = x86::replace_one;
     #[cfg(CONFIG_ARM64)]
-    let one = karm64::replace_one;
+    let one = arm64::replace_one;
     // SAFETY: the same contract.
     unsafe { with_rec(rec, einval(), |rec| one(rec, enable)) }
 }
@@ -458,17 +458,17 @@ pub unsafe extern "C" fn rftrace_replace_one(
 /// The caller holds `ftrace_lock`; on x86 also `text_mutex` (between the
 /// arch prepare and post-process hooks).
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_replace_code(enable: bool, may_sleep: bool) {
+pub(crate) unsafe extern "C" fn rftrace_replace_code(enable: bool, may_sleep: bool) {
     // SAFETY: the caller holds the locks (function contract).
     #[cfg(CONFIG_X86_64)]
     unsafe {
         let _ = may_sleep;
-        FtraceLocked::held(|lock| TextLocked::held(|text| kx86::replace_code(lock, text, enable)))
+        FtraceLocked::held(|lock| TextLocked::held(|text| x86::replace_code(lock, text, enable)))
     }
     // SAFETY: the caller holds ftrace_lock (function contract).
     #[cfg(CONFIG_ARM64)]
     unsafe {
-        FtraceLocked::held(|lock| karm64::replace_code(lock, enable, may_sleep))
+        FtraceLocked::held(|lock| arm64::replace_code(lock, enable, may_sleep))
     }
 }
 
@@ -479,9 +479,12 @@ pub unsafe extern "C" fn rftrace_replace_code(enable: bool, may_sleep: bool) {
 /// `rec` is a record of the table and the caller holds `ftrace_lock`.
 #[cfg(CONFIG_X86_64)]
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_make_call(rec: *mut bindings::dyn_ftrace, addr: c_ulong) -> c_int {
+pub(crate) unsafe extern "C" fn rftrace_make_call(
+    rec: *mut bindings::dyn_ftrace,
+    addr: c_ulong,
+) -> c_int {
     // SAFETY: the same contract.
-    unsafe { with_rec(rec, einval(), |rec| kx86::make_call(rec, word(addr))) }
+    unsafe { with_rec(rec, einval(), |rec| x86::make_call(rec, word(addr))) }
 }
 
 /// `ftrace_make_nop()` on x86; `init` for the boot / module-load
@@ -492,13 +495,13 @@ pub unsafe extern "C" fn rftrace_make_call(rec: *mut bindings::dyn_ftrace, addr:
 /// `rec` is a record of the table and the caller holds `ftrace_lock`.
 #[cfg(CONFIG_X86_64)]
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_make_nop(
+pub(crate) unsafe extern "C" fn rftrace_make_nop(
     rec: *mut bindings::dyn_ftrace,
     addr: c_ulong,
     init: bool,
 ) -> c_int {
     // SAFETY: the same contract.
-    unsafe { with_rec(rec, einval(), |rec| kx86::make_nop(rec, word(addr), init)) }
+    unsafe { with_rec(rec, einval(), |rec| x86::make_nop(rec, word(addr), init)) }
 }
 
 /// `ftrace_modify_call()` on x86.
@@ -508,7 +511,7 @@ pub unsafe extern "C" fn rftrace_make_nop(
 /// `rec` is a record of the table and the caller holds `ftrace_lock`.
 #[cfg(CONFIG_X86_64)]
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_modify_call(
+pub(crate) unsafe extern "C" fn rftrace_modify_call(
     rec: *mut bindings::dyn_ftrace,
     old: c_ulong,
     new: c_ulong,
@@ -516,7 +519,7 @@ pub unsafe extern "C" fn rftrace_modify_call(
     // SAFETY: the same contract.
     unsafe {
         with_rec(rec, einval(), |rec| {
-            kx86::modify_call(rec, word(old), word(new))
+            x86::modify_call(rec, word(old), word(new))
         })
     }
 }
@@ -530,13 +533,13 @@ pub unsafe extern "C" fn rftrace_modify_call(
 /// callers), and the caller holds `text_mutex`.
 #[cfg(CONFIG_X86_64)]
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_update_call(ip: c_ulong, func: c_ulong) -> c_int {
+pub(crate) unsafe extern "C" fn rftrace_update_call(ip: c_ulong, func: c_ulong) -> c_int {
     // SAFETY: the caller holds text_mutex (function contract).
     unsafe {
         TextLocked::held(|text| {
             // SAFETY: `ip` is a trampoline's callback call (function
             // contract).
-            kx86::update_callback_call(text, word(ip), word(func))
+            x86::update_callback_call(text, word(ip), word(func))
         })
     }
 }
@@ -549,9 +552,9 @@ pub unsafe extern "C" fn rftrace_update_call(ip: c_ulong, func: c_ulong) -> c_in
 /// The caller holds `text_mutex`.
 #[cfg(CONFIG_X86_64)]
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_finish() {
+pub(crate) unsafe extern "C" fn rftrace_finish() {
     // SAFETY: the caller holds text_mutex (function contract).
-    unsafe { TextLocked::held(kx86::finish) }
+    unsafe { TextLocked::held(x86::finish) }
 }
 
 /// `ftrace_make_call()` on arm64: the literal, then `NOP` to `BL`.
@@ -561,12 +564,12 @@ pub unsafe extern "C" fn rftrace_finish() {
 /// `rec` is a record of the table and the caller holds `ftrace_lock`.
 #[cfg(CONFIG_ARM64)]
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_arm64_make_call(
+pub(crate) unsafe extern "C" fn rftrace_arm64_make_call(
     rec: *mut bindings::dyn_ftrace,
     addr: c_ulong,
 ) -> c_int {
     // SAFETY: the same contract.
-    unsafe { with_rec(rec, einval(), |rec| karm64::make_call(rec, word(addr))) }
+    unsafe { with_rec(rec, einval(), |rec| arm64::make_call(rec, word(addr))) }
 }
 
 /// `ftrace_modify_call()` on arm64: the literal, then `BL` to `BL`.
@@ -576,7 +579,7 @@ pub unsafe extern "C" fn rftrace_arm64_make_call(
 /// `rec` is a record of the table and the caller holds `ftrace_lock`.
 #[cfg(CONFIG_ARM64)]
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_arm64_modify_call(
+pub(crate) unsafe extern "C" fn rftrace_arm64_modify_call(
     rec: *mut bindings::dyn_ftrace,
     old: c_ulong,
     new: c_ulong,
@@ -584,7 +587,7 @@ pub unsafe extern "C" fn rftrace_arm64_modify_call(
     // SAFETY: the same contract.
     unsafe {
         with_rec(rec, einval(), |rec| {
-            karm64::modify_call(rec, word(old), word(new))
+            arm64::modify_call(rec, word(old), word(new))
         })
     }
 }
@@ -598,7 +601,7 @@ pub unsafe extern "C" fn rftrace_arm64_modify_call(
 /// loaded, and the caller holds `ftrace_lock`.
 #[cfg(CONFIG_ARM64)]
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_arm64_make_nop(
+pub(crate) unsafe extern "C" fn rftrace_arm64_make_nop(
     module: *mut bindings::module,
     rec: *mut bindings::dyn_ftrace,
     addr: c_ulong,
@@ -608,7 +611,7 @@ pub unsafe extern "C" fn rftrace_arm64_make_nop(
         with_rec(rec, einval(), |rec| {
             // SAFETY: `module` is null or alive while the hook runs
             // (function contract).
-            karm64::make_nop(module, rec, word(addr))
+            arm64::make_nop(module, rec, word(addr))
         })
     }
 }
@@ -622,9 +625,9 @@ pub unsafe extern "C" fn rftrace_arm64_make_nop(
 /// `ftrace_lock`.
 #[cfg(CONFIG_ARM64)]
 #[no_mangle]
-pub unsafe extern "C" fn rftrace_arm64_init_nop(rec: *mut bindings::dyn_ftrace) -> c_int {
+pub(crate) unsafe extern "C" fn rftrace_arm64_init_nop(rec: *mut bindings::dyn_ftrace) -> c_int {
     // SAFETY: the same contract.
-    unsafe { with_rec(rec, einval(), karm64::init_nop) }
+    unsafe { with_rec(rec, einval(), arm64::init_nop) }
 }
 
 same_signature!(

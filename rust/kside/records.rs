@@ -40,12 +40,11 @@ use kernel::{
 };
 
 use crate::{
-    kenv::{
+    kside::env::{
         c_word,
-        word,
-        KernelText, //
+        word, //
     },
-    klock::FtraceLocked,
+    kside::lock::FtraceLocked,
     rfcore::{
         pages::{
             self,
@@ -53,8 +52,7 @@ use crate::{
             Removal,
             Table,
             Walk, //
-        },
-        table::Text,
+        }, //
     },
 };
 
@@ -62,7 +60,7 @@ use crate::{
 /// one group of `2^order` pages holding `index` records. The C side
 /// asserts the same offsets (patch 0008).
 #[repr(C)]
-pub struct FtracePage {
+pub(crate) struct FtracePage {
     next: *mut FtracePage,
     records: *mut bindings::dyn_ftrace,
     index: c_int,
@@ -376,20 +374,17 @@ pub(crate) enum BuildError {
     Inconsistent,
 }
 
-/// Makes the records of the checked call-site list `[start, end)` of
-/// `module` (null: the core kernel) in new groups: one record for each of
-/// its `count` non-zero entries (the sites `rfcore::table::scan()` kept),
-/// moved to its patch site by the architecture, in list order.
+/// Makes the records of a checked call-site list `[start, end)` in new
+/// groups: one record for each of its `count` non-zero entries (the patch
+/// sites `rfcore::table::scan()` kept and moved there), in list order.
 ///
 /// # Safety
 ///
-/// `[start, end)` is the aligned call-site list of `module` (or of the
-/// core kernel), already checked by `rfcore::table::scan()` (which zeroes
-/// every entry that must not become a record and counts the others as
-/// `kept`), which nobody changes during the call, and `module` is null or
-/// the module being loaded.
+/// `[start, end)` is an aligned call-site list already checked by
+/// `rfcore::table::scan()` (which zeroes every entry that must not become
+/// a record, makes the others patch sites and counts them as `kept`),
+/// which nobody changes during the call.
 pub(crate) unsafe fn build(
-    module: *mut bindings::module,
     start: *const c_ulong,
     end: *const c_ulong,
     count: usize,
@@ -408,9 +403,6 @@ pub(crate) unsafe fn build(
     // SAFETY: by the function's contract the range is a valid, aligned
     // array of `len` words that nobody writes during the call.
     let list = unsafe { core::slice::from_raw_parts(start, len) };
-    // SAFETY: `module` is null or the module being loaded (function
-    // contract).
-    let mut text = unsafe { KernelText::new(module) };
 
     let geo = geometry();
     let mut chain = Chain {
@@ -446,8 +438,8 @@ pub(crate) unsafe fn build(
         if addr == 0 {
             continue;
         }
-        // The scan kept the entry, so the architecture can patch it.
-        let site = text.adjust(addr).ok_or(BuildError::Inconsistent)?;
+        // The scan kept the entry and made it its patch site.
+        let site = addr;
         if filled == cap {
             if !group.set_len(filled) {
                 return Err(BuildError::Inconsistent);

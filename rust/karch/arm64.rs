@@ -8,7 +8,7 @@
 //! `ftrace_ops` the shared caller is to call. What the literal holds, how
 //! the `BL` reaches its target and the order of the two stores are
 //! [`crate::rfcore::arm64`]'s; the update pass is
-//! [`crate::rfcore::update`]'s (through [`crate::kupdate`]). This module
+//! [`crate::rfcore::update`]'s (through [`crate::kside::pass`]). This module
 //! implements the pass's [`Arch`] trait: it reads and writes the text and
 //! the literal through the C shim (`c/rftrace_shim_arm64.c`).
 //!
@@ -24,13 +24,13 @@ use kernel::{
 };
 
 use crate::{
-    kenv::{
+    kside::env::{
         c_word,
         word,
         Rec, //
     },
-    klock::FtraceLocked,
-    kupdate,
+    kside::lock::FtraceLocked,
+    kside::pass,
     rfcore::{
         arm64::{
             plan_init,
@@ -190,17 +190,17 @@ impl Arch for Arm64<'_> {
 /// The arm64 `ftrace_replace_code()`: check every change, then write them
 /// one by one.
 pub(crate) fn replace_code(lock: &FtraceLocked, enable: bool, may_sleep: bool) {
-    kupdate::replace_all(lock, &mut Arm64::new(lock, may_sleep), enable);
+    pass::replace_all(lock, &mut Arm64::new(lock, may_sleep), enable);
 }
 
 /// `__ftrace_replace_code()`: one record and its site; 0 or -errno.
 pub(crate) fn replace_one(rec: Rec<'_>, enable: bool) -> c_int {
-    kupdate::replace_one(rec, &mut Arm64::new(rec.lock(), false), enable)
+    pass::replace_one(rec, &mut Arm64::new(rec.lock(), false), enable)
 }
 
 /// `ftrace_make_call()`: the literal, then `NOP` to `BL`.
 pub(crate) fn make_call(rec: Rec<'_>, addr: u64) -> c_int {
-    kupdate::single(
+    pass::single(
         rec,
         &mut Arm64::new(rec.lock(), false),
         Single::MakeCall { addr },
@@ -209,7 +209,7 @@ pub(crate) fn make_call(rec: Rec<'_>, addr: u64) -> c_int {
 
 /// `ftrace_modify_call()`: the literal, then `BL` to `BL`.
 pub(crate) fn modify_call(rec: Rec<'_>, old: u64, new: u64) -> c_int {
-    kupdate::single(
+    pass::single(
         rec,
         &mut Arm64::new(rec.lock(), false),
         Single::ModifyCall { old, new },
@@ -226,11 +226,11 @@ pub(crate) fn modify_call(rec: Rec<'_>, old: u64, new: u64) -> c_int {
 pub(crate) unsafe fn make_nop(module: *mut bindings::module, rec: Rec<'_>, addr: u64) -> c_int {
     // SAFETY: the function's contract.
     let mut arch = unsafe { Arm64::for_module(rec.lock(), module) };
-    kupdate::single(rec, &mut arch, Single::MakeNop { old: addr })
+    pass::single(rec, &mut arch, Single::MakeNop { old: addr })
 }
 
 /// `ftrace_init_nop()`: the literal to the nop ops, then the first
 /// compiler NOP to `MOV X9, LR`.
 pub(crate) fn init_nop(rec: Rec<'_>) -> c_int {
-    kupdate::single(rec, &mut Arm64::new(rec.lock(), false), Single::Init)
+    pass::single(rec, &mut Arm64::new(rec.lock(), false), Single::Init)
 }

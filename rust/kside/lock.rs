@@ -10,7 +10,7 @@
 //! had by reference, from a [`FtraceLockGuard`] that took the lock, or
 //! inside [`FtraceLocked::held()`], which a C entry point calls when its C
 //! caller holds the lock and which asserts that with lockdep. Every handle
-//! on a record or an ops (`kenv::Rec`, `kenv::Ops`, ...) borrows such a
+//! on a record or an ops (`kside::env::Rec`, `kside::env::Ops`, ...) borrows such a
 //! reference, so no handle can outlive the lock that made it valid.
 //!
 //! A leaf module with `unsafe` code: the C calls that take, release and

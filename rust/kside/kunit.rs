@@ -18,13 +18,13 @@ mod tests {
     };
 
     use crate::{
-        kenv::{
+        kside::env::{
             c_account,
             c_decision,
             Ops,
             Rec, //
         },
-        klock::FtraceLockGuard,
+        kside::lock::FtraceLockGuard,
         rfcore::{
             account::AccountError,
             flags::{
@@ -102,12 +102,12 @@ mod tests {
                             let flags = (bits << 19) | count;
                             let mut rec = bindings::dyn_ftrace {
                                 ip: 0,
-                                flags: crate::kenv::c_word(flags),
+                                flags: crate::kside::env::c_word(flags),
                                 ..Default::default()
                             };
                             let rec = Rec::from_mut(&mut rec, &lock);
                             let before = rec.flags();
-                            let mut others = crate::kenv::KernelOthers::new(rec, ops);
+                            let mut others = crate::kside::env::KernelOthers::new(rec, ops);
                             let rust = if inc {
                                 crate::rfcore::account::add(before, ops.props(), mode)
                             } else {
@@ -187,7 +187,7 @@ mod tests {
         assert_eq!(verdict, bindings::FTRACE_UPDATE_MAKE_CALL as c_int);
         let want =
             u64::from(bindings::FTRACE_FL_ENABLED) | u64::from(bindings::FTRACE_FL_TOUCHED) | 1;
-        assert_eq!(crate::kenv::word(rec.flags), want);
+        assert_eq!(crate::kside::env::word(rec.flags), want);
         // At least ours (nothing else should be updating records at boot).
         assert!(crate::STATS.checks.load(Relaxed) - before >= 2);
     }
@@ -216,15 +216,15 @@ mod tests {
             for count in [0u64, 1, 2, REF_MAX] {
                 for enabled in [0, u64::from(bindings::FTRACE_FL_ENABLED)] {
                     let mut rec = bindings::dyn_ftrace {
-                        ip: crate::kenv::c_word(0x1000),
-                        flags: crate::kenv::c_word(bits | count | enabled),
+                        ip: crate::kside::env::c_word(0x1000),
+                        flags: crate::kside::env::c_word(bits | count | enabled),
                         ..Default::default()
                     };
                     let rec = Rec::from_mut(&mut rec, &lock);
                     for new in [false, true] {
-                        let rust = crate::kenv::select_addr(rec, new);
+                        let rust = crate::kside::env::select_addr(rec, new);
                         checked += 1;
-                        if rust != crate::kenv::c_select_addr(rec, new) {
+                        if rust != crate::kside::env::c_select_addr(rec, new) {
                             differ += 1;
                         }
                     }
@@ -232,8 +232,8 @@ mod tests {
                     // SAFETY: a private record, under ftrace_lock.
                     let via_c = unsafe { bindings::ftrace_get_addr_new(rec.as_ptr()) };
                     assert_eq!(
-                        crate::kenv::word(via_c),
-                        crate::kenv::select_addr(rec, true)
+                        crate::kside::env::word(via_c),
+                        crate::kside::env::select_addr(rec, true)
                     );
                 }
             }
@@ -247,7 +247,7 @@ mod tests {
     #[test]
     fn call_site_lists_are_checked_against_the_kernel_text() {
         use crate::{
-            kenv::{
+            kside::env::{
                 KernelLocs,
                 KernelText, //
             },
@@ -263,6 +263,11 @@ mod tests {
         let mut list = [hi, 0, lo, hi, stray];
         // SAFETY: the core kernel's text.
         let mut text = unsafe { KernelText::new(core::ptr::null_mut()) };
+        // What the architecture moves an entry by to its patch site.
+        let (slo, shi) = (
+            crate::rfcore::table::Text::adjust(&mut text, lo as u64).unwrap() as usize,
+            crate::rfcore::table::Text::adjust(&mut text, hi as u64).unwrap() as usize,
+        );
         let report = scan(&mut KernelLocs(&mut list), &mut text);
         assert!(report.unsorted);
         assert_eq!(report.total, 5);
@@ -272,19 +277,20 @@ mod tests {
         // the core kernel's C code skips out-of-text entries too (weak
         // function leftovers)
         assert_eq!(report.weak, 1);
-        // sorted, then the duplicate and the stray entry zeroed
-        let mut want = [0, lo, hi, 0, 0];
+        // sorted, the duplicate and the stray entry zeroed, the kept
+        // entries made patch sites
+        let mut want = [0, slo, shi, 0, 0];
         if stray < lo {
-            want = [0, 0, lo, hi, 0];
+            want = [0, 0, slo, shi, 0];
         } else if stray < hi {
-            want = [0, lo, 0, hi, 0];
+            want = [0, slo, 0, shi, 0];
         }
         assert_eq!(list, want);
     }
 
     #[test]
     fn record_lookup_matches_c() {
-        use crate::ktable::{
+        use crate::kside::records::{
             from_c,
             lookup,
             Group,
@@ -315,7 +321,10 @@ mod tests {
                     let rust = unsafe { lookup(head, s, e, &rcu) };
                     // SAFETY: as above.
                     let c = unsafe {
-                        ftrace_c_lookup_rec(crate::kenv::c_word(s), crate::kenv::c_word(e))
+                        ftrace_c_lookup_rec(
+                            crate::kside::env::c_word(s),
+                            crate::kside::env::c_word(e),
+                        )
                     };
                     let same = if s == e {
                         rust == c
@@ -344,8 +353,8 @@ mod tests {
     #[test]
     fn table_build_lookup_remove() {
         use crate::{
-            kenv::KernelText,
-            ktable::{
+            kside::env::KernelText,
+            kside::records::{
                 build,
                 from_c,
                 geometry,
@@ -398,19 +407,13 @@ mod tests {
 
         // The list check first, as the kernel does it: it zeroes the
         // padding and the non-text entry and counts what it keeps.
-        let report =
-            crate::rfcore::table::scan(&mut crate::kenv::KernelLocs(&mut list[..]), &mut text);
+        let report = crate::rfcore::table::scan(
+            &mut crate::kside::env::KernelLocs(&mut list[..]),
+            &mut text,
+        );
         let range = list.as_ptr_range();
         // SAFETY: a private, aligned, checked list of core-kernel entries.
-        let built = unsafe {
-            build(
-                core::ptr::null_mut(),
-                range.start,
-                range.end,
-                report.kept as usize,
-            )
-        }
-        .unwrap();
+        let built = unsafe { build(range.start, range.end, report.kept as usize) }.unwrap();
         assert_eq!(built.records, 600);
         // 600 records of 16 bytes: a group of 2 pages (512), then one page.
         let geo = geometry();
@@ -443,7 +446,7 @@ mod tests {
             let rec = unsafe { lookup(built.first, ip, ip, &rcu) };
             assert!(!rec.is_null());
             // SAFETY: a record of our chain.
-            assert_eq!(crate::kenv::word(unsafe { (*rec).ip }), ip);
+            assert_eq!(crate::kside::env::word(unsafe { (*rec).ip }), ip);
         }
 
         // Take out sites 100..550 (across both groups), then 0..100 (the
@@ -530,9 +533,54 @@ mod tests {
         assert_eq!(lens.len(), 2);
         // SAFETY: our groups, unreachable from anywhere else.
         unsafe {
-            crate::ktable::free_taken(first);
-            crate::ktable::free_taken(rest);
+            crate::kside::records::free_taken(first);
+            crate::kside::records::free_taken(rest);
         }
+    }
+
+    #[test]
+    fn the_shadow_comparator_sees_each_difference() {
+        use crate::{
+            kside::pass::compare,
+            rfcore::{
+                record::Update,
+                update::Facts, //
+            },
+        };
+        let lock = FtraceLockGuard::lock();
+        // A record in the NOP state with one user: enabling makes a call.
+        let mut raw = bindings::dyn_ftrace {
+            ip: crate::kside::env::c_word(0x1000),
+            flags: 1,
+            ..Default::default()
+        };
+        let rec = Rec::from_mut(&mut raw, &lock);
+        let right = decide(rec.flags(), true);
+        assert_eq!(right.update, Update::MakeCall);
+        let facts = Facts {
+            ip: rec.ip(),
+            flags: rec.flags(),
+            new: crate::kside::env::c_select_addr(rec, true),
+            curr: crate::kside::env::c_select_addr(rec, false),
+            unique: None,
+        };
+        // The truth: nothing differs.
+        assert!(!compare(rec, true, &right, Some(&facts)).any());
+        // A wrong update, wrong flags, a wrong target: each is seen.
+        let mut wrong = right;
+        wrong.update = Update::Ignore;
+        assert!(compare(rec, true, &wrong, Some(&facts)).decision);
+        let mut wrong = right;
+        wrong.flags = RecFlags::from_raw(right.flags.raw() ^ 1);
+        assert!(compare(rec, true, &wrong, None).decision);
+        let mut moved = facts;
+        moved.new = moved.new.wrapping_add(4);
+        let d = compare(rec, true, &right, Some(&moved));
+        assert!(d.targets && !d.decision);
+        let mut moved = facts;
+        moved.curr = moved.curr.wrapping_add(4);
+        assert!(compare(rec, true, &right, Some(&moved)).targets);
+        drop(lock);
     }
 
     #[test]
@@ -577,17 +625,17 @@ fn wrong_bytes_are_refused() {
     };
     let target = ip + 0x1000;
     let failures = crate::STATS.failures.load(Relaxed);
-    let _lock = crate::klock::FtraceLockGuard::lock();
+    let _lock = crate::kside::lock::FtraceLockGuard::lock();
     // The Rust hook reads the site, finds no NOP and refuses, before
     // any write is attempted.
     // SAFETY: a private record, under ftrace_lock.
-    let ret = unsafe { crate::kentry::rftrace_make_call(&mut rec, target) };
+    let ret = unsafe { crate::kside::entry::rftrace_make_call(&mut rec, target) };
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert_eq!(site, [0xcc, 0x90, 0x90, 0x90, 0x90]);
     assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
     // The same for making a NOP out of a call that is not there.
     // SAFETY: as above.
-    let ret = unsafe { crate::kentry::rftrace_make_nop(&mut rec, target, false) };
+    let ret = unsafe { crate::kside::entry::rftrace_make_nop(&mut rec, target, false) };
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert_eq!(site, [0xcc, 0x90, 0x90, 0x90, 0x90]);
 }
@@ -623,7 +671,7 @@ fn wrong_bytes_are_refused() {
     };
     let target = ip + 0x1000;
     let failures = crate::STATS.failures.load(Relaxed);
-    let _lock = crate::klock::FtraceLockGuard::lock();
+    let _lock = crate::kside::lock::FtraceLockGuard::lock();
     let unchanged = |s: &FakeSite| {
         // SAFETY: reads of our own stack object.
         unsafe {
@@ -633,13 +681,14 @@ fn wrong_bytes_are_refused() {
         }
     };
     // SAFETY: a private record; the hook reads the fake site and refuses.
-    let ret = unsafe { crate::kentry::rftrace_arm64_make_call(&mut rec, target) };
+    let ret = unsafe { crate::kside::entry::rftrace_arm64_make_call(&mut rec, target) };
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert!(unchanged(&site));
     assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
     // SAFETY: as above.
-    let ret =
-        unsafe { crate::kentry::rftrace_arm64_make_nop(core::ptr::null_mut(), &mut rec, target) };
+    let ret = unsafe {
+        crate::kside::entry::rftrace_arm64_make_nop(core::ptr::null_mut(), &mut rec, target)
+    };
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert!(unchanged(&site));
 }

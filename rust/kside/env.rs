@@ -5,7 +5,7 @@
 //! C logic for the shadow mode.
 //!
 //! A leaf module with `unsafe` code, like the per-architecture ones
-//! (`kx86.rs`) and the C entry points in `rftrace.rs`. Everything above
+//! (`karch/`) and the C entry points in `kside/entry.rs`. Everything above
 //! them works on values.
 
 use core::{
@@ -23,7 +23,7 @@ use kernel::{
 };
 
 use crate::{
-    klock::FtraceLocked,
+    kside::lock::FtraceLocked,
     rfcore::{
         account::{
             OpsProps,
@@ -517,9 +517,9 @@ impl Locs for KernelLocs<'_> {
         self.0.get(i).map(|&a| word(a))
     }
 
-    fn clear(&mut self, i: usize) {
+    fn set(&mut self, i: usize, value: u64) {
         if let Some(a) = self.0.get_mut(i) {
-            *a = 0;
+            *a = c_word(value);
         }
     }
 

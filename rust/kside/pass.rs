@@ -6,7 +6,7 @@
 //! plans kept between the check and the write pass, the failure reports
 //! and the errno map.
 //!
-//! The architectures (`kx86.rs`, `karm64.rs`) only implement
+//! The architectures (`karch/x86.rs`, `karch/arm64.rs`) only implement
 //! [`Arch`]: plan, check, write, flush.
 
 use core::ptr::NonNull;
@@ -30,15 +30,14 @@ use kernel::{
 };
 
 use crate::{
-    kenv::{
-        c_word,
+    kside::env::{
         report_problem,
         set_bug_type,
         KernelCallers,
         KernelOpsList,
         Rec, //
     },
-    klock::FtraceLocked,
+    kside::lock::FtraceLocked,
     rfcore::{
         flags::RecFlags,
         record::{
@@ -216,47 +215,71 @@ pub(crate) fn gather(rec: Rec<'_>, want_unique: bool) -> Facts {
     Facts::from_gathered(rec.ip(), rec.flags(), &g, |op| op.as_ptr() as usize as u64)
 }
 
-/// The one comparator of the shadow mode: the decision on `rec` against
-/// the kernel's C `ftrace_check_record()` on a copy, and the facts
-/// gathered for it against C's `ftrace_get_addr_new()`,
-/// `ftrace_get_addr_curr()` and `ftrace_find_unique_ops()`. Every pass
-/// calls it once for every record it decides on.
+/// What the comparator found different between Rust and C on one record.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub(crate) struct Differences {
+    /// The decision (update and new flags) against `ftrace_check_record()`.
+    pub(crate) decision: bool,
+    /// The new and current targets against `ftrace_get_addr_new/curr()`.
+    pub(crate) targets: bool,
+    /// The unique ops against `ftrace_find_unique_ops()`.
+    pub(crate) unique: bool,
+}
+
+impl Differences {
+    pub(crate) fn any(&self) -> bool {
+        self.decision || self.targets || self.unique
+    }
+}
+
+/// The one comparator: the decision on `rec` against the kernel's C
+/// `ftrace_check_record()` on a copy, and the facts gathered for it against
+/// C's `ftrace_get_addr_new()`, `ftrace_get_addr_curr()` and
+/// `ftrace_find_unique_ops()`. Records nothing; [`shadow`] does.
+pub(crate) fn compare(
+    rec: Rec<'_>,
+    enable: bool,
+    decision: &Decision,
+    facts: Option<&Facts>,
+) -> Differences {
+    let (c_verdict, c_flags) = rec.c_decision(enable);
+    let mut d = Differences {
+        decision: c_verdict != decision.update as c_int || c_flags != decision.flags,
+        ..Differences::default()
+    };
+    if let Some(f) = facts {
+        let c_new = crate::kside::env::c_select_addr(rec, true);
+        let c_curr = crate::kside::env::c_select_addr(rec, false);
+        d.targets = c_new != f.new || c_curr != f.curr;
+        if let Some(unique) = f.unique {
+            // SAFETY: a live record, under ftrace_lock (type invariants).
+            let c = unsafe { bindings::ftrace_c_find_unique_ops(rec.as_ptr()) };
+            d.unique = c as usize as u64 != unique;
+        }
+    }
+    d
+}
+
+/// The shadow mode's hook of the update pass, called once for every record
+/// a pass decides on: [`compare`], counted, and any difference logged.
 pub(crate) fn shadow(rec: Rec<'_>, enable: bool, decision: &Decision, facts: Option<&Facts>) {
     STATS.checks.add(1, Relaxed);
     if !cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
         return;
     }
-    crate::shadow_check(rec, enable, decision);
-    let Some(f) = facts else {
-        return;
-    };
     STATS.shadow_checks.add(1, Relaxed);
-    let (c_new, c_curr) = (
-        crate::kenv::c_select_addr(rec, true),
-        crate::kenv::c_select_addr(rec, false),
-    );
-    if c_new != f.new || c_curr != f.curr {
+    let d = compare(rec, enable, decision, facts);
+    if d.any() {
         shadow_diff(format_args!(
-            "targets differ for {:#x} flags {:#x}: Rust new {:#x} curr {:#x}, C new {:#x} curr {:#x}",
+            "update pass differs for {:#x} flags {:#x} enable {}: {:?}, Rust {:?} -> {:#x}, facts {:?}",
             rec.ip(),
             rec.flags().raw(),
-            f.new,
-            f.curr,
-            c_new,
-            c_curr
+            enable,
+            d,
+            decision.update,
+            decision.flags.raw(),
+            facts
         ));
-    }
-    if let Some(unique) = f.unique {
-        // SAFETY: a live record, under ftrace_lock (type invariants).
-        let c = unsafe { bindings::ftrace_c_find_unique_ops(rec.as_ptr()) };
-        if c as usize as u64 != unique {
-            shadow_diff(format_args!(
-                "unique ops differs for {:#x}: Rust {:#x}, C {:p}",
-                rec.ip(),
-                unique,
-                c
-            ));
-        }
     }
 }
 
@@ -304,14 +327,15 @@ pub(crate) fn replace_all<A: Arch>(lock: &FtraceLocked, arch: &mut A, enable: bo
 pub(crate) fn replace_one<A: Arch>(rec: Rec<'_>, arch: &mut A, enable: bool) -> c_int {
     let mut recs = KernelRecords::new(rec.lock());
     let mut counts = Counts::default();
+    // What a failure is reported as, by the caller's ftrace_bug(): the
+    // update asked of the record as it is now.
+    let update = crate::rfcore::record::decide(rec.flags(), enable).update;
     let result = update::update_one(&mut recs, arch, rec, enable, &mut counts);
     STATS.one_shot.add(1, Relaxed);
     account(&counts);
     match result {
         Ok(_) => 0,
         Err(failure) => {
-            // What the failure is reported as, by the caller's ftrace_bug().
-            let update = crate::rfcore::record::decide(rec.flags(), enable).update;
             set_bug_type(rec.lock(), update.bug_type());
             explain(rec, &failure);
             errno(&failure)
@@ -341,9 +365,4 @@ pub(crate) fn single<A: Arch>(rec: Rec<'_>, arch: &mut A, op: Single) -> c_int {
             errno(&failure)
         }
     }
-}
-
-/// A word of the core as a C address (for the shim calls of the arches).
-pub(crate) fn c_addr(x: u64) -> kernel::ffi::c_ulong {
-    c_word(x)
 }

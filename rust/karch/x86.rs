@@ -5,7 +5,7 @@
 //! the text is live), and the trampoline callback calls.
 //!
 //! The update pass itself is [`crate::rfcore::update`] (through
-//! [`crate::kupdate`]); this module only implements its [`Arch`] trait.
+//! [`crate::kside::pass`]); this module only implements its [`Arch`] trait.
 //! A leaf module with `unsafe` code: the text reads and the writes through
 //! the C shim (`c/rftrace_shim_x86.c`).
 
@@ -26,15 +26,15 @@ use kernel::{
 };
 
 use crate::{
-    kenv::{
+    kside::env::{
         c_word,
         Rec, //
     },
-    klock::{
+    kside::lock::{
         FtraceLocked,
         TextLocked, //
     },
-    kupdate,
+    kside::pass,
     rfcore::{
         record::Decision,
         update::{
@@ -163,18 +163,18 @@ impl Arch for X86<'_> {
 /// The x86 `ftrace_replace_code()`: check every change, then write them
 /// in INT3 batches.
 pub(crate) fn replace_code(lock: &FtraceLocked, _text: &TextLocked, enable: bool) {
-    kupdate::replace_all(lock, &mut X86::new(lock, 0), enable);
+    pass::replace_all(lock, &mut X86::new(lock, 0), enable);
 }
 
 /// `__ftrace_replace_code()`: one record and its text; 0 or -errno.
 pub(crate) fn replace_one(rec: Rec<'_>, enable: bool) -> c_int {
-    kupdate::replace_one(rec, &mut X86::new(rec.lock(), 0), enable)
+    pass::replace_one(rec, &mut X86::new(rec.lock(), 0), enable)
 }
 
 /// `ftrace_make_call()`. As in the kernel, the record has been updated
 /// already: its `DIRECT_EN` says whether `addr` is a direct trampoline.
 pub(crate) fn make_call(rec: Rec<'_>, addr: u64) -> c_int {
-    kupdate::single(rec, &mut X86::new(rec.lock(), 0), Single::MakeCall { addr })
+    pass::single(rec, &mut X86::new(rec.lock(), 0), Single::MakeCall { addr })
 }
 
 /// `ftrace_make_nop()`; `init` for the boot / module-load conversion of
@@ -185,13 +185,13 @@ pub(crate) fn make_nop(rec: Rec<'_>, addr: u64, init: bool) -> c_int {
     } else {
         Single::MakeNop { old: addr }
     };
-    kupdate::single(rec, &mut X86::new(rec.lock(), addr), op)
+    pass::single(rec, &mut X86::new(rec.lock(), addr), op)
 }
 
 /// `ftrace_modify_call()`. Not reached on x86 (the generic updates come
 /// through [`replace_one`]).
 pub(crate) fn modify_call(rec: Rec<'_>, old: u64, new: u64) -> c_int {
-    kupdate::single(
+    pass::single(
         rec,
         &mut X86::new(rec.lock(), 0),
         Single::ModifyCall { old, new },
@@ -229,7 +229,7 @@ pub(crate) unsafe fn update_callback_call(text: &TextLocked, ip: u64, func: u64)
 unsafe fn callback_call(_text: &TextLocked, ip: u64, func: u64) -> Result<(), c_int> {
     let old = read_text(ip).map_err(|f| {
         kernel::pr_err!("reading the trampoline call at {:#x} faulted\n", ip);
-        kupdate::errno(&f)
+        pass::errno(&f)
     })?;
     if !matches!(decode(ip, &old), Decoded::Call(_)) {
         kernel::pr_err!(

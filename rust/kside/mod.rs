@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The kernel side of the core, common to the architectures: the entry
+//! points C calls, the lock proofs and the handles that borrow them, the
+//! record table, and the kernel side of the update pass with its shadow
+//! comparator.
+
+pub(crate) mod entry;
+pub(crate) mod env;
+#[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
+mod kunit;
+pub(crate) mod lock;
+pub(crate) mod pass;
+pub(crate) mod records;
