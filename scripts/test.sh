@@ -163,7 +163,8 @@ fi
 # Guest benchmark (scripts/bench.sh), once at tiny sizes so that it cannot
 # rot: nothing about speed is asserted, only that it ran and wrote a results
 # file with every field (bench-report.py --check).  About 2 minutes.
-if [ "${RFT_ARCH:-x86_64}" = x86_64 ]; then
+# (not on the debug variants: their timings mean nothing)
+if [ "${RFT_ARCH:-x86_64}" = x86_64 ] && [ "$variant" != debug ] && [ "$variant" != kcsan ]; then
 step "guest: bench smoke (bench.sh --icount at tiny sizes, $variant kernel)"
 blog=$BUILD/bench-smoke-guest.log
 if "$top/scripts/bench.sh" --no-build --variants "$variant" --reps 1 --calls 100 \
