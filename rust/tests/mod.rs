@@ -9,12 +9,15 @@
 //! - [`arm64`]: encoders and layouts against GNU as/ld and GCC, and the CALL_OPS rules.
 //! - [`update`]: the update pass (gather / plan / check / write) on a
 //!   simulated kernel, for a simulated x86 and a simulated arm64.
+//! - [`filter`]: the filter algebra of the ops registry against a set model,
+//!   exhaustively for one ops and two sub-ops, randomly for three.
 //! - [`pages`]: the record table's group sizes, bisection and removal.
 //! - [`sim`]: accounting, decisions and patching driven through a simulated
 //!   kernel (ops of every kind, filters, modules), against [`sim_model`].
 
 mod account;
 mod arm64;
+mod filter;
 mod model;
 mod pages;
 mod record;
