@@ -367,7 +367,10 @@ mod tests {
         };
         use kernel::{
             alloc::{
-                flags::GFP_KERNEL,
+                flags::{
+                    GFP_KERNEL,
+                    GFP_NOWAIT, //
+                },
                 KVec, //
             },
             ffi::{
@@ -376,8 +379,9 @@ mod tests {
             }, //
         };
 
-        // 600 sites of the core kernel, taken from its first group.
-        let mut ips = KVec::new();
+        // 600 sites of the core kernel, taken from its first group. The
+        // vector is allocated first: no sleeping allocation under RCU.
+        let mut ips = KVec::with_capacity(600, GFP_KERNEL).unwrap();
         {
             let _rcu = kernel::sync::rcu::read_lock();
             // SAFETY: the head of the table, read under RCU.
@@ -385,7 +389,8 @@ mod tests {
             let len = g.len();
             assert!(len >= 600);
             for i in 0..600 {
-                ips.push(g.ip_at(len, i), GFP_KERNEL).unwrap();
+                // Within the capacity: `push` does not allocate.
+                ips.push(g.ip_at(len, i), GFP_NOWAIT).unwrap();
             }
         }
         // The call-site list entry of a site: the architecture moves an
@@ -448,6 +453,8 @@ mod tests {
             // SAFETY: a record of our chain.
             assert_eq!(crate::kside::env::word(unsafe { (*rec).ip }), ip);
         }
+        // Not across the mutex and the allocations below.
+        drop(rcu);
 
         // Take out sites 100..550 (across both groups), then 0..100 (the
         // first group empties), then the rest.
@@ -488,8 +495,11 @@ mod tests {
         assert_eq!(left.len(), 150);
         assert_eq!(&left[..100], &ips[..100]);
         assert_eq!(&left[100..], &ips[550..]);
-        // SAFETY: as above.
-        assert!(unsafe { lookup(head, ips[300], ips[300], &rcu) }.is_null());
+        {
+            let rcu = kernel::sync::rcu::read_lock();
+            // SAFETY: as above.
+            assert!(unsafe { lookup(head, ips[300], ips[300], &rcu) }.is_null());
+        }
 
         // SAFETY: as above.
         let first = unsafe {
@@ -526,7 +536,6 @@ mod tests {
             )
         };
         drop(lock);
-        drop(rcu);
         assert_eq!(rest.records, 50);
         // Every group went.
         assert!(head.is_null() && tail.is_null());
