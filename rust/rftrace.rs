@@ -19,7 +19,6 @@
 //! differs per architecture (`x86`, `arm64`).
 
 use kernel::{
-    ffi::c_int,
     sync::atomic::{
         Atomic,
         Relaxed, //
@@ -159,31 +158,6 @@ impl Stats {
             _ => return None,
         })
     }
-}
-
-/// Shadow mode: compare a Rust decision with the kernel's C logic.
-///
-/// The C function runs on a copy of the record, so it cannot disturb it.
-/// Differences are counted and the first few are logged in full.
-pub(crate) fn shadow_check(rec: Rec<'_>, enable: bool, rust: &Decision) {
-    if !cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-        return;
-    }
-    let (c_verdict, c_flags) = rec.c_decision(enable);
-    STATS.shadow_checks.add(1, Relaxed);
-    if c_verdict == rust.update as c_int && c_flags == rust.flags {
-        return;
-    }
-    shadow_diff(format_args!(
-        "decision differs for {:#x} flags {:#x} enable {}: Rust {:?} -> {:#x}, C {} -> {:#x}",
-        rec.ip(),
-        rec.flags().raw(),
-        enable,
-        rust.update,
-        rust.flags.raw(),
-        c_verdict,
-        c_flags.raw()
-    ));
 }
 
 /// Counts a shadow difference and logs the first few.
@@ -374,9 +348,9 @@ pub(crate) unsafe fn scan_call_sites(
 /// flags if `update` (and there is something to do), and sets the bug type
 /// `ftrace_bug()` would print.
 pub(crate) fn check_record(rec: Rec<'_>, enable: bool, update: bool) -> Decision {
-    STATS.checks.add(1, Relaxed);
     let decision = decide(rec.flags(), enable);
-    shadow_check(rec, enable, &decision);
+    // The one comparator, as in the update pass (it counts the check).
+    kside::pass::shadow(rec, enable, &decision, None);
     if update && decision.update != Update::Ignore {
         rec.set_flags(decision.flags);
     }
