@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: GPL-2.0
+# The kernel configuration of a build variant: the config fragment and the
+# way it is applied.  Source it after scripts/lib.sh; do not run it.
+#
+# The same logic as scripts/build-kernel.sh (which can source this file
+# instead of keeping its own copy): configs/ARCH.config, built with -O2,
+# plus the variant's lines; a "-os" suffix builds with
+# CONFIG_CC_OPTIMIZE_FOR_SIZE instead.
+#   stock   CONFIG_FTRACE_RUST_CORE=n
+#   rust    CONFIG_FTRACE_RUST_CORE=y
+#   shadow  CONFIG_FTRACE_RUST_CORE=y and CONFIG_FTRACE_RUST_CORE_SHADOW=y
+#   debug   shadow plus lockdep, DEBUG_ATOMIC_SLEEP, DEBUG_LIST and KFENCE
+#   kcsan   shadow plus KCSAN
+
+# rft_config_fragment ARCH VARIANT: prints the fragment.
+rft_config_fragment() {
+	local arch=$1 variant=$2 base=${2%-os}
+	if [ "$base" != "$variant" ]; then
+		# The -Os flavour: what tinyconfig picks, and where GCC 12 leaves
+		# functions unaligned (see README).
+		grep -v 'CONFIG_CC_OPTIMIZE_FOR' "$top/configs/$arch.config"
+		echo "CONFIG_CC_OPTIMIZE_FOR_SIZE=y"
+	else
+		cat "$top/configs/$arch.config"
+	fi
+	case $base in
+	stock)	echo "# CONFIG_FTRACE_RUST_CORE is not set" ;;
+	rust)	echo "CONFIG_FTRACE_RUST_CORE=y"
+		echo "# CONFIG_FTRACE_RUST_CORE_SHADOW is not set"
+		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y" ;;
+	shadow|debug|kcsan)
+		echo "CONFIG_FTRACE_RUST_CORE=y"
+		echo "CONFIG_FTRACE_RUST_CORE_SHADOW=y"
+		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y"
+		case $base in
+		debug)	echo "CONFIG_DEBUG_KERNEL=y"
+			echo "CONFIG_PROVE_LOCKING=y"
+			echo "CONFIG_DEBUG_ATOMIC_SLEEP=y"
+			echo "CONFIG_DEBUG_LIST=y"
+			echo "CONFIG_KFENCE=y" ;;
+		kcsan)	echo "CONFIG_DEBUG_KERNEL=y"
+			echo "CONFIG_KCSAN=y" ;;
+		esac ;;
+	*) die "unknown variant $variant" ;;
+	esac
+}
+
+# rft_configure [-f] SRC OUT FRAG MAKE...: configures the build directory
+# OUT of the tree SRC with the fragment file FRAG (tinyconfig, the fragment
+# merged on top, olddefconfig) when FRAG differs from the one OUT was last
+# configured with (OUT/.rftrace-fragment), OUT has no .config, or -f is
+# given (the tree's Kconfig files changed); MAKE... is the make command
+# line (make -C SRC O=OUT ARCH=...).  Then checks that every line of the
+# fragment survived: returns 1 (after saying which) if not.
+rft_configure() {
+	local force=0 src out frag line sym bad=0
+	[ "$1" = -f ] && { force=1; shift; }
+	src=$1 out=$2 frag=$3
+	shift 3
+	if [ $force = 1 ] || ! cmp -s "$frag" "$out/.rftrace-fragment" ||
+	   [ ! -f "$out/.config" ]; then
+		"$@" -s tinyconfig >/dev/null || return 1
+		(cd "$out" && KCONFIG_CONFIG=.config "$src/scripts/kconfig/merge_config.sh" \
+			-m -O "$out" .config "$frag" >/dev/null) || return 1
+		"$@" -s olddefconfig >/dev/null || return 1
+		cp "$frag" "$out/.rftrace-fragment"
+	fi
+	while IFS= read -r line; do
+		case $line in
+		CONFIG_*=*)
+			grep -qx -- "$line" "$out/.config" ||
+				{ echo "config: $line was dropped"; bad=1; } ;;
+		"# CONFIG_"*" is not set")
+			sym=${line#\# }; sym=${sym% is not set}
+			grep -q "^$sym=" "$out/.config" &&
+				{ echo "config: $sym should be off"; bad=1; } ;;
+		esac
+	done <"$frag"
+	return $bad
+}
