@@ -64,7 +64,7 @@ fn config() -> Criterion {
 const CALLS: u64 = (RECORDS / 1000 * CALLS_PER_1000) as u64;
 
 /// Runs one update pass on `env`, returning its counters.
-fn pass(env: &mut Flat, store: &mut VecStore, enable: bool) -> Counts {
+fn pass(env: &mut Flat, store: &mut VecStore<X86Change>, enable: bool) -> Counts {
     let mut counts = Counts::default();
     env.pass(store, enable, &mut counts).expect("pass failed");
     counts
@@ -83,7 +83,7 @@ fn check_counts(env: &Flat, counts: &Counts, changed: u64) {
         changed.div_ceil(BATCH_MAX as u64),
         "{counts:?}"
     );
-    assert_eq!(env.recs.reports, 0);
+    assert_eq!(env.reports(), 0);
     env.check();
 }
 
@@ -96,7 +96,7 @@ fn states() -> (Flat, Flat) {
     let counts = pass(&mut on, &mut VecStore::default(), true);
     assert_eq!(counts.make_call, CALLS, "{counts:?}");
     check_counts(&on, &counts, CALLS);
-    assert_eq!(on.arch.batches, counts.batches);
+    assert_eq!(on.batches(), counts.batches);
     assert_eq!(on.calls() as u64, CALLS);
     (nop, on)
 }

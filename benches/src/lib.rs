@@ -5,42 +5,45 @@
 //! minimal in-memory kernel for the update pass (`update::update_all`), so
 //! that a measured pass costs the pass's own work per record and little else.
 //!
-//! [`Flat`] is the three things the pass is generic over:
+//! [`Flat`] is the three things the pass is generic over, on the simulated
+//! kernel parts of the host tests (`rust/tests/util.rs`, compiled in here):
 //!
-//! - [`FlatRecords`], the [`Records`]: one flags word per record in a vector
-//!   indexed by record. Call-site addresses and targets are computed from
-//!   the index and the flags, not stored, and not found by walking an ops
-//!   list: [`Records::gather`] is two small functions of the flags.
-//! - [`FlatX86`], the [`Arch`]: one 5-byte text slot per record. It plans
-//!   with the core's own [`x86::plan_update`], checks a change by comparing
-//!   the bytes in the text with the change's ([`X86Change::verify`], as the
-//!   kernel does), writes the new bytes into the text at once, and counts
-//!   the batches [`Arch::flush`] would make live.
-//! - [`VecStore`], the [`Store`]: the plans of one pass in a vector, kept by
-//!   the caller so that its capacity is reused from one pass to the next.
+//! - the records: one flags word per record in a vector indexed by record,
+//!   walked by the tests' `Walk`. Call-site addresses and targets are
+//!   computed from the index and the flags, not stored, and not found by
+//!   walking an ops list: a gather is two small functions of the flags.
+//! - the arch: the tests' simulated x86 (`SimX86`) over one 5-byte text
+//!   slot per record, found from the address by arithmetic. It plans with
+//!   the core's own [`x86::plan_update`], checks a change by comparing the
+//!   bytes in the text with the change's ([`X86Change::verify`], as the
+//!   kernel does), queues the writes and makes them live at each flush,
+//!   checking the `Arch` contract as it goes. It keeps no log here.
+//! - [`VecStore`]: the plans of one pass in a vector, kept by the caller so
+//!   that its capacity is reused from one pass to the next.
 //!
-//! Unlike the simulated kernel of the host tests it checks no contract and
-//! keeps no log: the tests do that; this only has to be cheap and right.
 //! [`Flat::check`] compares every site with its record outside the measured
 //! loops.
 
-use rftrace::rfcore::{
+// The simulated kernel parts of the host tests; they reach the core as
+// `crate::rfcore`.
+use rftrace::rfcore;
+
+#[allow(dead_code)]
+#[path = "../../rust/tests/util.rs"]
+mod util;
+
+use rfcore::{
     flags::{
         self,
         RecFlags, //
     },
-    record::{
-        Decision,
-        Update, //
-    },
+    record::Update,
     update::{
         update_all,
         Arch,
         Counts,
         Facts,
-        Failure,
-        Records,
-        Store, //
+        Failure, //
     },
     x86::{
         self,
@@ -48,6 +51,13 @@ use rftrace::rfcore::{
         INSN_SIZE,
         NOP5, //
     }, //
+};
+pub use util::VecStore;
+use util::{
+    SimX86,
+    VecRecords,
+    Walk,
+    X86Text, //
 };
 
 /// Records in every bench: the order of a distribution kernel's
@@ -71,7 +81,7 @@ pub const TRAMP_BASE: u64 = 0xffff_ffff_c000_0000;
 pub const DIRECT_BASE: u64 = 0xffff_ffff_a000_0000;
 
 /// The most changes the x86 text-poke engine batches (as the kernel's).
-pub const BATCH_MAX: usize = 256;
+pub const BATCH_MAX: usize = <SimX86<Slots> as Arch>::BATCH_MAX;
 
 /// Address of record `i`'s call site.
 pub const fn site_ip(i: usize) -> u64 {
@@ -137,49 +147,35 @@ fn target_curr(i: usize, f: RecFlags) -> u64 {
     }
 }
 
-/// The record index of a call-site address.
-fn index(ip: u64) -> usize {
-    ((ip - TEXT_BASE) / TEXT_STRIDE) as usize
+/// The record index of a call-site address, if it is one.
+fn index(ip: u64) -> Option<usize> {
+    let off = ip.checked_sub(TEXT_BASE)?;
+    (off % TEXT_STRIDE == 0).then_some((off / TEXT_STRIDE) as usize)
 }
 
 /// The record table: one flags word per record.
 #[derive(Clone, Debug)]
-pub struct FlatRecords {
+struct FlatRecords {
     flags: Vec<u64>,
     /// Failures reported by the update pass.
-    pub reports: usize,
+    reports: usize,
 }
 
-impl Records for FlatRecords {
-    type Rec = usize;
-    type Cursor = usize;
-
-    fn first(&mut self) -> Option<usize> {
-        (!self.flags.is_empty()).then_some(0)
+impl VecRecords for FlatRecords {
+    fn count(&self) -> usize {
+        self.flags.len()
     }
 
-    fn next(&mut self, at: usize) -> Option<usize> {
-        (at + 1 < self.flags.len()).then_some(at + 1)
+    fn site(&self, rec: usize) -> (u64, u64) {
+        (site_ip(rec), self.flags[rec])
     }
 
-    fn record(&self, at: usize) -> usize {
-        at
+    fn set_flags(&mut self, rec: usize, flags: u64) {
+        self.flags[rec] = flags;
     }
 
-    fn ip(&self, rec: usize) -> u64 {
-        site_ip(rec)
-    }
-
-    fn flags(&self, rec: usize) -> RecFlags {
-        RecFlags::from_raw(self.flags[rec])
-    }
-
-    fn store_flags(&mut self, rec: usize, flags: RecFlags) {
-        self.flags[rec] = flags.raw();
-    }
-
-    fn gather(&mut self, rec: usize, _want_unique: bool) -> Facts {
-        let flags = self.flags(rec);
+    fn facts(&mut self, rec: usize, _want_unique: bool) -> Facts {
+        let flags = RecFlags::from_raw(self.flags[rec]);
         Facts {
             ip: site_ip(rec),
             flags,
@@ -193,83 +189,22 @@ impl Records for FlatRecords {
         None
     }
 
-    fn shadow(&mut self, _: usize, _: bool, _: &Decision, _: Option<&Facts>) {}
-
     fn report(&mut self, _rec: usize, _update: Update, _failure: &Failure) {
         self.reports += 1;
     }
 }
 
-/// The x86 text: one 5-byte slot per record, written at once.
+/// The x86 text: one 5-byte slot per record.
 #[derive(Clone, Debug)]
-pub struct FlatX86 {
-    text: Vec<[u8; INSN_SIZE]>,
-    /// Batches made live ([`Arch::flush`] calls).
-    pub batches: u64,
-}
+struct Slots(Vec<[u8; INSN_SIZE]>);
 
-impl Arch for FlatX86 {
-    type Change = X86Change;
-    const BATCH_MAX: usize = BATCH_MAX;
-    const CALL_OPS: bool = false;
-
-    fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<X86Change, Failure> {
-        // A kernel with CONFIG_DYNAMIC_FTRACE_WITH_JMP.
-        x86::plan_update(facts, decision, true)
+impl X86Text for Slots {
+    fn site(&self, ip: u64) -> Option<&[u8; INSN_SIZE]> {
+        self.0.get(index(ip)?)
     }
 
-    fn plan_init(&mut self, ip: u64) -> Result<X86Change, Failure> {
-        x86::plan_init(ip, MCOUNT)
-    }
-
-    fn ip(change: &X86Change) -> u64 {
-        change.ip
-    }
-
-    fn check(&mut self, change: &X86Change) -> Result<(), Failure> {
-        change.verify(&self.text[index(change.ip)])
-    }
-
-    fn write(&mut self, change: &X86Change) -> Result<(), Failure> {
-        self.text[index(change.ip)] = change.new;
-        Ok(())
-    }
-
-    fn flush(&mut self) {
-        self.batches += 1;
-    }
-}
-
-/// One entry of a [`VecStore`].
-pub type Entry = (usize, X86Change, Decision);
-
-/// The plans of one pass, in a vector.
-#[derive(Clone, Debug, Default)]
-pub struct VecStore {
-    items: Vec<Entry>,
-}
-
-impl VecStore {
-    /// A store with room for `n` plans before it grows.
-    pub fn with_capacity(n: usize) -> Self {
-        VecStore {
-            items: Vec::with_capacity(n),
-        }
-    }
-}
-
-impl Store<usize, X86Change> for VecStore {
-    fn push(&mut self, rec: usize, change: X86Change, decision: Decision) -> bool {
-        self.items.push((rec, change, decision));
-        true
-    }
-
-    fn get(&self, i: usize) -> Option<Entry> {
-        self.items.get(i).copied()
-    }
-
-    fn clear(&mut self) {
-        self.items.clear();
+    fn site_mut(&mut self, ip: u64) -> Option<&mut [u8; INSN_SIZE]> {
+        self.0.get_mut(index(ip)?)
     }
 }
 
@@ -277,9 +212,9 @@ impl Store<usize, X86Change> for VecStore {
 #[derive(Clone, Debug)]
 pub struct Flat {
     /// The record table.
-    pub recs: FlatRecords,
-    /// The text.
-    pub arch: FlatX86,
+    recs: FlatRecords,
+    /// A kernel with `CONFIG_DYNAMIC_FTRACE_WITH_JMP`.
+    arch: SimX86<Slots>,
 }
 
 impl Flat {
@@ -290,10 +225,7 @@ impl Flat {
                 flags: (0..n).map(initial_flags).collect(),
                 reports: 0,
             },
-            arch: FlatX86 {
-                text: vec![NOP5; n],
-                batches: 0,
-            },
+            arch: SimX86::new(Slots(vec![NOP5; n]), true),
         }
     }
 
@@ -301,11 +233,17 @@ impl Flat {
     /// `store`.
     pub fn pass(
         &mut self,
-        store: &mut VecStore,
+        store: &mut VecStore<X86Change>,
         enable: bool,
         counts: &mut Counts,
     ) -> Result<(), Failure> {
-        update_all(&mut self.recs, &mut self.arch, store, enable, counts)
+        update_all(
+            &mut Walk(&mut self.recs),
+            &mut self.arch,
+            store,
+            enable,
+            counts,
+        )
     }
 
     /// The flags words, in record order.
@@ -315,7 +253,17 @@ impl Flat {
 
     /// Number of sites that are calls.
     pub fn calls(&self) -> usize {
-        self.arch.text.iter().filter(|t| **t != NOP5).count()
+        self.arch.text.0.iter().filter(|t| **t != NOP5).count()
+    }
+
+    /// Failures the update passes reported.
+    pub fn reports(&self) -> usize {
+        self.recs.reports
+    }
+
+    /// Batches the update passes made live (flushes).
+    pub fn batches(&self) -> u64 {
+        self.arch.flushes.len() as u64
     }
 
     /// Every site holds what its record says.
@@ -324,7 +272,8 @@ impl Flat {
     ///
     /// On the first site that does not.
     pub fn check(&self) {
-        let sites = self.recs.flags.iter().zip(&self.arch.text);
+        assert!(self.arch.queue.is_empty(), "writes left queued");
+        let sites = self.recs.flags.iter().zip(&self.arch.text.0);
         for (i, (&raw, text)) in sites.enumerate() {
             let f = RecFlags::from_raw(raw);
             let want = if f.any(flags::ENABLED) {

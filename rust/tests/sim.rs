@@ -7,9 +7,10 @@
 //! the trampoline and direct-call lookups, module load and unload. It
 //! drives `rfcore` as the kernel does: per-record accounting through
 //! `rfcore::account`, decisions through `rfcore::record::decide`, patching
-//! through `rfcore::update` over a simulated x86 ([`SimX86`]): `update_all`
-//! for updates, `update_one` when a module's records are enabled, `single`
-//! (`Init`) for the conversion of the compiler's `call __fentry__`. Random user requests (tracers,
+//! through `rfcore::update` over the simulated x86 of `util` (`SimX86`):
+//! `update_all` for updates, `update_one` when a module's records are
+//! enabled, `single` (`Init`) for the conversion of the compiler's
+//! `call __fentry__`. Random user requests (tracers,
 //! function-graph instances, kprobes, fprobes, direct calls, live patches,
 //! custom ops, modules) are applied to it and to [`sim_model::Model`], which
 //! recomputes from the requests alone what every site must be; the two are
@@ -122,7 +123,14 @@ use super::sim_model::{
     NOP,
     REGS_CALLER, //
 };
-use super::util::Rng;
+use super::util::{
+    Rng,
+    SimX86,
+    VecRecords,
+    VecStore,
+    Walk,
+    FENTRY, //
+};
 use crate::rfcore::{
     account::{
         self,
@@ -133,7 +141,6 @@ use crate::rfcore::{
     flags::RecFlags,
     record::{
         decide,
-        Decision,
         Update, //
     },
     update::{
@@ -142,13 +149,7 @@ use crate::rfcore::{
         Counts,
         Facts,
         Failure,
-        Records,
-        Single,
-        Store, //
-    },
-    x86::{
-        self as x86c,
-        X86Change, //
+        Single, //
     }, //
 };
 
@@ -160,8 +161,6 @@ pub const DEFAULT_CASES: u64 = 5000;
 /// Steps of one case (before the teardown).
 pub const STEPS: usize = 60;
 
-/// `__fentry__`, which the compiler's call sites call before boot.
-const FENTRY: u64 = 0xffff_ffff_81f0_0000;
 const CORE_BASE: u64 = 0xffff_ffff_8100_0000;
 const MOD_BASE: u64 = 0xffff_ffff_a000_0000;
 const DIRECT_BASE: u64 = 0xffff_ffff_b000_0000;
@@ -352,8 +351,8 @@ pub struct Sim {
     layout: Layout,
     funcs: Vec<Func>,
     recs: Vec<SRec>,
-    text: BTreeMap<u64, [u8; 5]>,
-    pending: Vec<(u64, [u8; 5])>,
+    /// The text and the text-poke queue.
+    arch: SimX86,
     ops: Vec<KOps>,
     /// `ftrace_ops_list`, head first.
     list: Vec<usize>,
@@ -389,8 +388,10 @@ impl Sim {
             layout: layout.clone(),
             funcs: Vec::new(),
             recs: Vec::new(),
-            text: BTreeMap::new(),
-            pending: Vec::new(),
+            arch: SimX86 {
+                errs: Some(Vec::new()),
+                ..SimX86::new(BTreeMap::new(), layout.jmp_bit)
+            },
             ops: Vec::new(),
             list: Vec::new(),
             removed: None,
@@ -455,28 +456,28 @@ impl Sim {
         for &f in fids {
             let ip = self.funcs[f].ip;
             self.recs.push(SRec { ip, flags, func: f });
-            self.text.insert(ip, insn(ip, FENTRY, false));
+            self.arch.text.insert(ip, insn(ip, FENTRY, false));
         }
         for i in first..self.recs.len() {
-            if self.pending.len() == BATCH_MAX {
-                self.flush();
+            if self.arch.queue.len() == BATCH_MAX {
+                self.arch.flush();
             }
             let mut arch = self.take_arch();
-            let r = update::single(self, &mut arch, i, Single::Init);
+            let r = update::single(&mut Walk(self), &mut arch, i, Single::Init);
             self.put_arch(arch);
             if let Err(e) = r {
                 self.errs
                     .push(format!("init NOP of {:#x}: {e:?}", self.recs[i].ip));
             }
         }
-        self.flush();
+        self.arch.flush();
     }
 
     /// The record table and text, for the model.
     pub fn view(&self) -> View<'_> {
         View {
             recs: self.recs.iter().map(|r| (r.func, r.ip, r.flags)).collect(),
-            text: &self.text,
+            text: &self.arch.text,
         }
     }
 
@@ -549,8 +550,8 @@ impl Sim {
     fn update(&mut self) {
         let mut c = Counts::default();
         let mut arch = self.take_arch();
-        let mut store = VecStore(Vec::new());
-        let r = update::update_all(self, &mut arch, &mut store, true, &mut c);
+        let mut store = VecStore::default();
+        let r = update::update_all(&mut Walk(self), &mut arch, &mut store, true, &mut c);
         self.put_arch(arch);
         if let Err(f) = r {
             self.errs.push(format!("update pass failed: {f:?}"));
@@ -890,12 +891,12 @@ impl Sim {
             }
             self.recs[i].flags = (flags & !bit::DISABLED) + cnt;
             if started && cnt > 0 {
-                if self.pending.len() == BATCH_MAX {
-                    self.flush();
+                if self.arch.queue.len() == BATCH_MAX {
+                    self.arch.flush();
                 }
                 let mut c = Counts::default();
                 let mut arch = self.take_arch();
-                let res = update::update_one(self, &mut arch, i, true, &mut c);
+                let res = update::update_one(&mut Walk(self), &mut arch, i, true, &mut c);
                 self.put_arch(arch);
                 if let Err(e) = res {
                     self.errs
@@ -904,7 +905,7 @@ impl Sim {
                 add_counts(&mut self.counts, &c);
             }
         }
-        self.flush();
+        self.arch.flush();
         self.modules[m] = ModState::Live;
     }
 
@@ -950,7 +951,7 @@ impl Sim {
         }
         self.recs.retain(|r| !fids.contains(&r.func));
         for ip in &ips {
-            self.text.remove(ip);
+            self.arch.text.remove(ip);
         }
         let clear = |s: &mut BTreeSet<u64>| {
             if s.iter().any(|ip| ips.contains(ip)) {
@@ -1053,31 +1054,19 @@ fn add_counts(sum: &mut Counts, c: &Counts) {
 }
 
 impl Sim {
-    /// Moves the text and the write queue out, into the simulated arch
-    /// the update pass works on.
+    /// Moves the text and the write queue out, for the update pass to work
+    /// on beside the records.
     fn take_arch(&mut self) -> SimX86 {
-        SimX86 {
-            text: std::mem::take(&mut self.text),
-            pending: std::mem::take(&mut self.pending),
-            jmp_bit: self.layout.jmp_bit,
-            errs: Vec::new(),
-        }
+        std::mem::take(&mut self.arch)
     }
 
-    /// Takes the text and the write queue back.
-    fn put_arch(&mut self, arch: SimX86) {
-        self.text = arch.text;
-        self.pending = arch.pending;
-        self.errs.extend(arch.errs);
-    }
-
-    /// Makes every queued write live.
-    fn flush(&mut self) {
-        for (ip, b) in self.pending.drain(..) {
-            if let Some(t) = self.text.get_mut(&ip) {
-                *t = b;
-            }
+    /// Takes the text and the write queue back, with the contract breaches
+    /// met.
+    fn put_arch(&mut self, mut arch: SimX86) {
+        if let Some(errs) = &mut arch.errs {
+            self.errs.append(errs);
         }
+        self.arch = arch;
     }
 
     /// `ftrace_get_addr_new()`, from the request bits.
@@ -1131,35 +1120,20 @@ impl Sim {
     }
 }
 
-impl Records for Sim {
-    type Rec = usize;
-    type Cursor = usize;
-
-    fn first(&mut self) -> Option<usize> {
-        (!self.recs.is_empty()).then_some(0)
+impl VecRecords for Sim {
+    fn count(&self) -> usize {
+        self.recs.len()
     }
 
-    fn next(&mut self, at: usize) -> Option<usize> {
-        (at + 1 < self.recs.len()).then_some(at + 1)
+    fn site(&self, rec: usize) -> (u64, u64) {
+        (self.recs[rec].ip, self.recs[rec].flags)
     }
 
-    fn record(&self, at: usize) -> usize {
-        at
+    fn set_flags(&mut self, rec: usize, flags: u64) {
+        self.recs[rec].flags = flags;
     }
 
-    fn ip(&self, rec: usize) -> u64 {
-        self.recs[rec].ip
-    }
-
-    fn flags(&self, rec: usize) -> RecFlags {
-        RecFlags::from_raw(self.recs[rec].flags)
-    }
-
-    fn store_flags(&mut self, rec: usize, flags: RecFlags) {
-        self.recs[rec].flags = flags.raw();
-    }
-
-    fn gather(&mut self, rec: usize, _want_unique: bool) -> Facts {
+    fn facts(&mut self, rec: usize, _want_unique: bool) -> Facts {
         Facts {
             ip: self.recs[rec].ip,
             flags: RecFlags::from_raw(self.recs[rec].flags),
@@ -1177,95 +1151,10 @@ impl Records for Sim {
         None
     }
 
-    fn shadow(&mut self, _: usize, _: bool, _: &Decision, _: Option<&Facts>) {}
-
     fn report(&mut self, rec: usize, update: Update, failure: &Failure) {
         let ip = self.recs[rec].ip;
         self.errs
             .push(format!("ftrace_bug at {ip:#x} ({update:?}): {failure:?}"));
-    }
-}
-
-/// The x86 text and the text-poke queue, as the update pass sees them.
-pub struct SimX86 {
-    text: BTreeMap<u64, [u8; 5]>,
-    pending: Vec<(u64, [u8; 5])>,
-    jmp_bit: bool,
-    /// Contract violations met.
-    errs: Vec<String>,
-}
-
-impl Arch for SimX86 {
-    type Change = X86Change;
-    const BATCH_MAX: usize = 256;
-    const CALL_OPS: bool = false;
-
-    fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<X86Change, Failure> {
-        x86c::plan_update(facts, decision, self.jmp_bit)
-    }
-
-    fn plan_init(&mut self, ip: u64) -> Result<X86Change, Failure> {
-        x86c::plan_init(ip, FENTRY)
-    }
-
-    fn ip(change: &X86Change) -> u64 {
-        change.ip
-    }
-
-    fn check(&mut self, change: &X86Change) -> Result<(), Failure> {
-        let ip = change.ip;
-        match self.text.get(&ip) {
-            Some(b) => change.verify(b),
-            None => {
-                self.errs.push(format!("read of {ip:#x}: not a site"));
-                Err(Failure::Fault)
-            }
-        }
-    }
-
-    fn write(&mut self, change: &X86Change) -> Result<(), Failure> {
-        let ip = change.ip;
-        if !self.text.contains_key(&ip) {
-            self.errs
-                .push(format!("write queued at {ip:#x}: not a site"));
-        }
-        if self.pending.len() >= Self::BATCH_MAX {
-            self.errs.push("more than BATCH_MAX writes queued".into());
-        }
-        if let Some(&(last, _)) = self.pending.last() {
-            if ip <= last {
-                self.errs
-                    .push(format!("writes not ascending: {ip:#x} after {last:#x}"));
-            }
-        }
-        self.pending.push((ip, change.new));
-        Ok(())
-    }
-
-    fn flush(&mut self) {
-        for (ip, b) in self.pending.drain(..) {
-            if let Some(t) = self.text.get_mut(&ip) {
-                *t = b;
-            }
-        }
-    }
-}
-
-/// The plans of a pass, kept between its check and write passes.
-struct VecStore(Vec<(usize, X86Change, Decision)>);
-
-impl Store<usize, X86Change> for VecStore {
-    fn push(&mut self, rec: usize, change: X86Change, decision: Decision) -> bool {
-        self.0.push((rec, change, decision));
-        true
-    }
-
-    fn get(&self, i: usize) -> Option<(usize, X86Change, Decision)> {
-        self.0.get(i).copied()
-    }
-
-    fn clear(&mut self) {
-        self.0.clear();
     }
 }
 
@@ -1525,7 +1414,7 @@ fn compare(sim: &mut Sim, m: &mut Model, step: u64, action: String) -> Result<u6
     if !sim.errs.is_empty() {
         return Err(fail(sim.errs.join("; ")));
     }
-    if !sim.pending.is_empty() {
+    if !sim.arch.queue.is_empty() {
         return Err(fail("writes left queued".into()));
     }
     m.check(&sim.view()).map(|n| n as u64).map_err(fail)
@@ -1594,7 +1483,7 @@ pub fn run_case<S: Source>(src: &mut S, steps: usize) -> Result<CaseStats, CaseF
         .recs
         .iter()
         .any(|r| r.flags & !(bit::DISABLED | bit::TOUCHED | bit::MODIFIED) != 0);
-    if dirty || sim.text.values().any(|t| *t != NOP) || !sim.list.is_empty() {
+    if dirty || sim.arch.text.values().any(|t| *t != NOP) || !sim.list.is_empty() {
         return Err(CaseFail {
             step,
             action: "teardown".into(),
@@ -1718,7 +1607,7 @@ fn hand_checked_scenario() {
     let ip = |f: usize| funcs[f].ip;
     let mut sim = Sim::boot(layout.clone(), funcs.clone());
     let mut model = Model::new(layout, funcs.clone(), TRACERS, GRAPHS);
-    let text = |sim: &Sim, f: usize| sim.text[&funcs[f].ip];
+    let text = |sim: &Sim, f: usize| sim.arch.text[&funcs[f].ip];
     let step = |a: Action, sim: &mut Sim, model: &mut Model| {
         let out = model.apply(&a);
         assert_eq!(out, sim.apply(&a), "{a:?}");
@@ -1726,7 +1615,7 @@ fn hand_checked_scenario() {
         model.check(&sim.view()).expect("model");
         out
     };
-    assert!(sim.text.values().all(|t| *t == NOP));
+    assert!(sim.arch.text.values().all(|t| *t == NOP));
     // Tracer 0 on function 1 only: its own trampoline.
     step(
         Action::Tracer(0, Req::Filter([1].into())),
@@ -1765,5 +1654,5 @@ fn hand_checked_scenario() {
     assert_eq!(text(&sim, 1), insn(ip(1), TRAMP_BASE, false));
     step(Action::Direct(0, None), &mut sim, &mut model);
     step(Action::Tracer(0, Req::Off), &mut sim, &mut model);
-    assert!(sim.text.values().all(|t| *t == NOP));
+    assert!(sim.arch.text.values().all(|t| *t == NOP));
 }

@@ -3,16 +3,16 @@
 //! The update pass (`rfcore::update`) on a simulated kernel, for a
 //! simulated x86 and a simulated arm64.
 //!
-//! [`Table`] implements `Records` over a vector of records and an ops list
+//! [`Table`] is a record table over a vector of records and an ops list
 //! (ops `i` traces site `i` only, with the site's trampoline), gathering
-//! with the real `select::gather`. [`X86`] implements `Arch` over a map of
-//! 5-byte sites with a batching queue that checks the ascending /
-//! `BATCH_MAX` contract; [`Arm64`] over instruction words and 8-byte
-//! literals, written at once. Both inject read faults and write failures.
+//! with the real `select::gather`; the pass walks it through
+//! `util::Walk`. The x86 is `util::SimX86`: a map of 5-byte sites with a
+//! batching queue that checks the ascending / `BATCH_MAX` contract;
+//! [`Arm64`] is over instruction words and 8-byte literals, written at
+//! once. Both inject read faults and write failures.
 //! The expected text of every site is computed here, from the record's
 //! flags, with encoders of this file's own; every test runs on both arches.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::format;
 use std::rc::Rc;
@@ -20,29 +20,15 @@ use std::vec;
 use std::vec::Vec;
 
 use super::model::{self, bit, has, m};
-use super::util::{note, seed, Rng};
+use super::util::{note, seed, Ev, Log, Rng, SimX86 as X86, VecRecords, VecStore, Walk, FENTRY};
 use crate::rfcore::arm64::{self as a64, Arm64Change, LayoutError, ReachError, Write};
 use crate::rfcore::flags::RecFlags;
 use crate::rfcore::record::{Decision, Update};
 use crate::rfcore::select::{self, Callers, OpsList};
 use crate::rfcore::update::{
-    single, update_all, update_one, Arch, Counts, EncodeFault, Errno, Facts, Failure, Insn,
-    Records, Single, Store,
+    single, update_all, update_one, Arch, Counts, EncodeFault, Errno, Facts, Failure, Insn, Single,
 };
-use crate::rfcore::x86::{self as x86c, EncodeError, X86Change};
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Ev {
-    /// The check read the instruction at the address.
-    Read(u64),
-    /// A record's flags were stored.
-    Store(usize),
-    /// A change of the record at the address was written (queued on x86).
-    Write(u64),
-    Flush,
-}
-
-type Log = Rc<RefCell<Vec<Ev>>>;
+use crate::rfcore::x86::{self as x86c, EncodeError};
 
 #[derive(Clone, Copy, Debug)]
 struct Site {
@@ -181,30 +167,18 @@ impl Table {
     }
 }
 
-impl Records for Table {
-    type Rec = usize;
-    type Cursor = usize;
-
-    fn first(&mut self) -> Option<usize> {
-        (!self.recs.is_empty()).then_some(0)
+impl VecRecords for Table {
+    fn count(&self) -> usize {
+        self.recs.len()
     }
-    fn next(&mut self, at: usize) -> Option<usize> {
-        (at + 1 < self.recs.len()).then_some(at + 1)
+    fn site(&self, rec: usize) -> (u64, u64) {
+        (self.recs[rec].ip, self.recs[rec].flags)
     }
-    fn record(&self, at: usize) -> usize {
-        at
-    }
-    fn ip(&self, rec: usize) -> u64 {
-        self.recs[rec].ip
-    }
-    fn flags(&self, rec: usize) -> RecFlags {
-        RecFlags::from_raw(self.recs[rec].flags)
-    }
-    fn store_flags(&mut self, rec: usize, flags: RecFlags) {
+    fn set_flags(&mut self, rec: usize, flags: u64) {
         self.log.borrow_mut().push(Ev::Store(rec));
-        self.recs[rec].flags = flags.raw();
+        self.recs[rec].flags = flags;
     }
-    fn gather(&mut self, rec: usize, want_unique: bool) -> Facts {
+    fn facts(&mut self, rec: usize, want_unique: bool) -> Facts {
         self.gathers += 1;
         let (ip, flags) = (self.recs[rec].ip, RecFlags::from_raw(self.recs[rec].flags));
         let (mut ops, mut calls) = self.ops_and_calls();
@@ -226,28 +200,6 @@ impl Records for Table {
     }
 }
 
-/// A store with room for `room` entries (a failing allocation past it).
-struct VecStore<C> {
-    items: Vec<(usize, C, Decision)>,
-    room: usize,
-}
-
-impl<C: Copy> Store<usize, C> for VecStore<C> {
-    fn push(&mut self, rec: usize, change: C, decision: Decision) -> bool {
-        if self.items.len() >= self.room {
-            return false;
-        }
-        self.items.push((rec, change, decision));
-        true
-    }
-    fn get(&self, i: usize) -> Option<(usize, C, Decision)> {
-        self.items.get(i).copied()
-    }
-    fn clear(&mut self) {
-        self.items.clear();
-    }
-}
-
 // ---------------------------------------------------------------------
 // The simulated arches.
 
@@ -257,7 +209,7 @@ trait SimArch: Arch + Sized {
     const CALLER: u64;
     const REGS_CALLER: u64;
     /// `variant`: x86 with the jump bit; arm64 without a module PLT.
-    fn new(log: Log, variant: bool) -> Self;
+    fn create(log: Log, variant: bool) -> Self;
     /// `n` records at ascending kernel-text addresses, no users.
     fn sites(n: usize, variant: bool) -> Vec<Site>;
     /// The ip of the `j`-th record in module text.
@@ -281,8 +233,8 @@ trait SimArch: Arch + Sized {
     fn corrupt(&mut self, ip: u64, byte: usize) -> (Insn, Insn);
     /// The ips of each flush, in order.
     fn flushes(&mut self) -> &mut Vec<Vec<u64>>;
-    /// Written (x86: queued) since the last flush.
-    fn pending(&self) -> &[u64];
+    /// Writes (x86: queued) since the last flush.
+    fn pending(&self) -> usize;
     /// Bytes in an instruction.
     const INSN_LEN: usize;
 }
@@ -290,7 +242,6 @@ trait SimArch: Arch + Sized {
 // x86 -----------------------------------------------------------------
 
 const X86_NOP: [u8; 5] = [0x0f, 0x1f, 0x44, 0x00, 0x00];
-const X86_MCOUNT: u64 = 0xffff_ffff_81f0_0000;
 
 /// `CALL rel32` / `JMP rel32` at `ip` to `dest`, encoded here.
 fn x86_insn(ip: u64, dest: u64, jmp: bool) -> [u8; 5] {
@@ -303,6 +254,16 @@ fn x86_insn(ip: u64, dest: u64, jmp: bool) -> [u8; 5] {
     [if jmp { 0xe9 } else { 0xe8 }, r[0], r[1], r[2], r[3]]
 }
 
+/// The call at `ip` to `target`; on a jump-bit kernel only a direct-call
+/// target reads bit 0 as "jump".
+fn x86_call(jmp_bit: bool, ip: u64, target: u64, direct: bool) -> [u8; 5] {
+    if jmp_bit && direct && target & 1 == 1 {
+        x86_insn(ip, target & !1, true)
+    } else {
+        x86_insn(ip, target, false)
+    }
+}
+
 fn x86_word(b: [u8; 5]) -> u64 {
     u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], 0, 0, 0])
 }
@@ -312,97 +273,16 @@ fn x86_bytes(w: u64) -> [u8; 5] {
     [b[0], b[1], b[2], b[3], b[4]]
 }
 
-struct X86 {
-    jmp: bool,
-    text: BTreeMap<u64, [u8; 5]>,
-    queue: Vec<(u64, [u8; 5])>,
-    queued_ips: Vec<u64>,
-    flushes: Vec<Vec<u64>>,
-    fault_at: Option<u64>,
-    fail_write_at: Option<u64>,
-    log: Log,
-}
-
-impl X86 {
-    /// Only a direct-call target reads bit 0 as "jump".
-    fn encode(&self, ip: u64, target: u64, direct: bool) -> [u8; 5] {
-        if self.jmp && direct && target & 1 == 1 {
-            x86_insn(ip, target & !1, true)
-        } else {
-            x86_insn(ip, target, false)
-        }
-    }
-}
-
-impl Arch for X86 {
-    type Change = X86Change;
-    const BATCH_MAX: usize = 256;
-    const CALL_OPS: bool = false;
-
-    fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<X86Change, Failure> {
-        x86c::plan_update(facts, decision, self.jmp)
-    }
-    fn plan_init(&mut self, ip: u64) -> Result<X86Change, Failure> {
-        x86c::plan_init(ip, X86_MCOUNT)
-    }
-    fn ip(change: &X86Change) -> u64 {
-        change.ip
-    }
-    fn check(&mut self, change: &X86Change) -> Result<(), Failure> {
-        let ip = change.ip;
-        self.log.borrow_mut().push(Ev::Read(ip));
-        if self.fault_at == Some(ip) {
-            return Err(Failure::Fault);
-        }
-        let actual = *self
-            .text
-            .get(&ip)
-            .unwrap_or_else(|| panic!("read of {ip:#x}: not a site"));
-        change.verify(&actual)
-    }
-    fn write(&mut self, change: &X86Change) -> Result<(), Failure> {
-        let ip = change.ip;
-        assert!(self.text.contains_key(&ip), "queue at {ip:#x}: not a site");
-        assert!(
-            self.queue.len() < Self::BATCH_MAX,
-            "more than BATCH_MAX queued"
-        );
-        if let Some(&(last, _)) = self.queue.last() {
-            assert!(ip > last, "queue not ascending: {ip:#x} after {last:#x}");
-        }
-        if self.fail_write_at == Some(ip) {
-            return Err(Failure::Write);
-        }
-        self.log.borrow_mut().push(Ev::Write(ip));
-        self.queue.push((ip, change.new));
-        self.queued_ips.push(ip);
-        Ok(())
-    }
-    fn flush(&mut self) {
-        self.log.borrow_mut().push(Ev::Flush);
-        for (ip, b) in self.queue.drain(..) {
-            self.text.insert(ip, b);
-        }
-        self.flushes.push(std::mem::take(&mut self.queued_ips));
-    }
-}
-
 impl SimArch for X86 {
     const NAME: &'static str = "x86";
     const CALLER: u64 = 0xffff_ffff_81e0_0000;
     const REGS_CALLER: u64 = 0xffff_ffff_81e0_0100;
     const INSN_LEN: usize = 5;
 
-    fn new(log: Log, jmp: bool) -> Self {
+    fn create(log: Log, jmp: bool) -> Self {
         X86 {
-            jmp,
-            text: BTreeMap::new(),
-            queue: Vec::new(),
-            queued_ips: Vec::new(),
-            flushes: Vec::new(),
-            fault_at: None,
-            fail_write_at: None,
-            log,
+            log: Some(log),
+            ..X86::new(BTreeMap::new(), jmp)
         }
     }
     fn sites(n: usize, jmp: bool) -> Vec<Site> {
@@ -429,7 +309,8 @@ impl SimArch for X86 {
     }
     fn expected(&self, s: &Site, _: usize) -> (u64, u64) {
         let b = if has(s.flags, bit::ENABLED) {
-            self.encode(
+            x86_call(
+                self.jmp,
                 s.ip,
                 target_curr(s, Self::CALLER, Self::REGS_CALLER),
                 has(s.flags, bit::DIRECT_EN),
@@ -461,8 +342,8 @@ impl SimArch for X86 {
     fn flushes(&mut self) -> &mut Vec<Vec<u64>> {
         &mut self.flushes
     }
-    fn pending(&self) -> &[u64] {
-        &self.queued_ips
+    fn pending(&self) -> usize {
+        self.queue.len()
     }
 }
 
@@ -581,7 +462,7 @@ impl SimArch for Arm64 {
     const REGS_CALLER: u64 = 0xffff_8000_81e0_0100;
     const INSN_LEN: usize = 4;
 
-    fn new(log: Log, no_plt: bool) -> Self {
+    fn create(log: Log, no_plt: bool) -> Self {
         Arm64 {
             plt: !no_plt,
             words: BTreeMap::new(),
@@ -659,8 +540,8 @@ impl SimArch for Arm64 {
     fn flushes(&mut self) -> &mut Vec<Vec<u64>> {
         &mut self.flushes
     }
-    fn pending(&self) -> &[u64] {
-        &self.written
+    fn pending(&self) -> usize {
+        self.written.len()
     }
 }
 
@@ -680,7 +561,7 @@ impl<A: SimArch> World<A> {
             assert_ne!(w[0].ip, w[1].ip, "test setup: duplicate ip");
         }
         let log: Log = Rc::default();
-        let mut a = A::new(log.clone(), variant);
+        let mut a = A::create(log.clone(), variant);
         a.reset(&recs);
         World {
             t: Table {
@@ -696,10 +577,7 @@ impl<A: SimArch> World<A> {
                 problems: 0,
             },
             a,
-            store: VecStore {
-                items: Vec::new(),
-                room: usize::MAX,
-            },
+            store: VecStore::default(),
             log,
         }
     }
@@ -731,7 +609,7 @@ impl<A: SimArch> World<A> {
 
     /// Every site holds what its record says, and nothing is pending.
     fn check_text(&self) {
-        assert!(self.a.pending().is_empty(), "writes left unflushed");
+        assert_eq!(self.a.pending(), 0, "writes left unflushed");
         for i in 0..self.t.recs.len() {
             assert_eq!(
                 self.state(i),
@@ -745,7 +623,13 @@ impl<A: SimArch> World<A> {
     }
 
     fn pass(&mut self, enable: bool, counts: &mut Counts) -> Result<(), Failure> {
-        update_all(&mut self.t, &mut self.a, &mut self.store, enable, counts)
+        update_all(
+            &mut Walk(&mut self.t),
+            &mut self.a,
+            &mut self.store,
+            enable,
+            counts,
+        )
     }
 
     fn wrote_any(&self) -> bool {
@@ -1042,7 +926,7 @@ fn failing_pass<A: SimArch>(w: &mut World<A>, rec: usize) -> Failure {
     assert_eq!(w.a.snapshot(), snap, "text or literal written");
     assert_eq!(w.flags_vec(), flags, "flags written");
     assert!(!w.wrote_any(), "{:?}", w.log.borrow());
-    assert!(w.a.pending().is_empty() && w.a.flushes().is_empty());
+    assert!(w.a.pending() == 0 && w.a.flushes().is_empty());
     assert_eq!(counts.failures, 1);
     assert_eq!(counts.patched(), 0);
     assert_eq!(counts.batches, 0);
@@ -1140,7 +1024,7 @@ fn write_failure_stops_the_pass<A: SimArch>() {
         assert_eq!((counts.failures, counts.patched()), (1, 2));
         assert_eq!(counts.batches, 1);
         assert_eq!(*w.a.flushes(), vec![vec![w.t.recs[0].ip, w.t.recs[2].ip]]);
-        assert!(w.a.pending().is_empty());
+        assert_eq!(w.a.pending(), 0);
         for i in [0, 2] {
             assert_eq!(w.t.recs[i].flags, planned[i].1);
             assert_eq!(w.state(i), w.expected(i));
@@ -1292,7 +1176,7 @@ fn one<A: SimArch>(w: &mut World<A>, rec: usize, enable: bool) -> Result<Update,
     w.t.shadows.clear();
     let gathers = w.t.gathers;
     let mut counts = Counts::default();
-    let r = update_one(&mut w.t, &mut w.a, rec, enable, &mut counts);
+    let r = update_one(&mut Walk(&mut w.t), &mut w.a, rec, enable, &mut counts);
     assert_eq!(counts.walked, 1);
     assert_eq!(w.t.shadows.len(), 1);
     let changes = matches!(r, Ok(u) if u != Update::Ignore) || r.is_err();
@@ -1557,7 +1441,7 @@ fn shadow_sees_every_decision<A: SimArch>() {
         let mut counts = Counts::default();
         if k % 3 == 0 {
             let rec = rng.below(64) as usize;
-            let _ = update_one(&mut w.t, &mut w.a, rec, true, &mut counts);
+            let _ = update_one(&mut Walk(&mut w.t), &mut w.a, rec, true, &mut counts);
             w.a.flush();
         } else {
             w.store.room = if k % 5 == 0 { 2 } else { usize::MAX };
@@ -1595,7 +1479,12 @@ fn single_hooks<A: SimArch>() {
     let f = model::check_record(m(bit::TRAMP) | m(bit::CALL_OPS) | 1, true).1;
     w.t.recs[1].flags = f;
     let uniques = w.t.uniques;
-    let r = single(&mut w.t, &mut w.a, 1, Single::MakeCall { addr: tramp });
+    let r = single(
+        &mut Walk(&mut w.t),
+        &mut w.a,
+        1,
+        Single::MakeCall { addr: tramp },
+    );
     assert_eq!(r, Ok(()));
     w.a.flush();
     assert_eq!(w.state(1), w.expected(1));
@@ -1605,7 +1494,7 @@ fn single_hooks<A: SimArch>() {
     w.t.recs[1].flags = model::check_record(f | m(bit::REGS), true).1;
     let snap = w.a.snapshot();
     let r = single(
-        &mut w.t,
+        &mut Walk(&mut w.t),
         &mut w.a,
         1,
         Single::ModifyCall {
@@ -1618,7 +1507,7 @@ fn single_hooks<A: SimArch>() {
 
     // The right one.
     let r = single(
-        &mut w.t,
+        &mut Walk(&mut w.t),
         &mut w.a,
         1,
         Single::ModifyCall {
@@ -1632,7 +1521,12 @@ fn single_hooks<A: SimArch>() {
 
     // Back to a NOP.
     w.t.recs[1].flags = model::check_record(w.t.recs[1].flags & !model::COUNT_MASK, true).1;
-    let r = single(&mut w.t, &mut w.a, 1, Single::MakeNop { old: tramp });
+    let r = single(
+        &mut Walk(&mut w.t),
+        &mut w.a,
+        1,
+        Single::MakeNop { old: tramp },
+    );
     assert_eq!(r, Ok(()));
     w.a.flush();
     assert_eq!(w.state(1), w.expected(1));
@@ -1645,13 +1539,16 @@ fn x86_single_hooks() {
     // Init: the compiler's call to __fentry__ becomes the NOP.
     let mut w = World::<X86>::kernel(2, false);
     let ip = w.t.recs[0].ip;
-    w.a.text.insert(ip, x86_insn(ip, X86_MCOUNT, false));
-    assert_eq!(single(&mut w.t, &mut w.a, 0, Single::Init), Ok(()));
+    w.a.text.insert(ip, x86_insn(ip, FENTRY, false));
+    assert_eq!(
+        single(&mut Walk(&mut w.t), &mut w.a, 0, Single::Init),
+        Ok(())
+    );
     w.a.flush();
     assert_eq!(w.a.text[&ip], X86_NOP);
     // A site that is not the call is refused.
     assert!(matches!(
-        single(&mut w.t, &mut w.a, 1, Single::Init),
+        single(&mut Walk(&mut w.t), &mut w.a, 1, Single::Init),
         Err(Failure::Mismatch { .. })
     ));
 }
@@ -1664,7 +1561,10 @@ fn arm64_single_hooks() {
     let ip = w.t.recs[0].ip;
     w.a.words.insert(ip - 4, A64_NOP);
     w.a.literals.insert(ip - 12, 0);
-    assert_eq!(single(&mut w.t, &mut w.a, 0, Single::Init), Ok(()));
+    assert_eq!(
+        single(&mut Walk(&mut w.t), &mut w.a, 0, Single::Init),
+        Ok(())
+    );
     assert_eq!(w.a.words[&(ip - 4)], A64_MOV_X9_LR);
     assert_eq!(w.a.literals[&(ip - 12)], NOP_OPS);
     w.a.flush();
@@ -1672,7 +1572,7 @@ fn arm64_single_hooks() {
     // Twice is refused, with the literal untouched.
     w.a.literals.insert(ip - 12, 0);
     assert!(matches!(
-        single(&mut w.t, &mut w.a, 0, Single::Init),
+        single(&mut Walk(&mut w.t), &mut w.a, 0, Single::Init),
         Err(Failure::Mismatch { .. })
     ));
     assert_eq!(w.a.literals[&(ip - 12)], 0);
