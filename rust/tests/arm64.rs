@@ -5,11 +5,10 @@
 //! the CALL_OPS rules: literal choice, reach, order of the writes.
 
 use std::format;
-use std::path::PathBuf;
-use std::process::Command;
 use std::string::String;
 use std::vec::Vec;
 
+use super::golden::{self, parse_hex};
 use super::util::{note, seed, Rng};
 use crate::rfcore::arm64::{
     decode, encode_bl, is_bti, literal_addr, literal_from_lr, literal_ops, plan, reach, verify,
@@ -52,10 +51,6 @@ struct Patch {
     name: String,
     words: [u32; 5],
     flags: String,
-}
-
-fn parse_hex(s: &str) -> u64 {
-    u64::from_str_radix(s, 16).unwrap_or_else(|_| panic!("bad hex {s:?}"))
 }
 
 fn parse_word(s: &str) -> u32 {
@@ -891,13 +886,6 @@ fn random_round_trip() {
 /// aarch64 binutils and GCC are here.
 #[test]
 fn golden_file_is_current() {
-    let have = |tool: &str| {
-        Command::new(tool)
-            .arg("--version")
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false)
-    };
     let tools = [
         "aarch64-linux-gnu-as",
         "aarch64-linux-gnu-ld",
@@ -906,31 +894,9 @@ fn golden_file_is_current() {
         "aarch64-linux-gnu-gcc",
         "bash",
     ];
-    if !tools.iter().all(|t| have(t)) {
-        note("arm64: skipped regenerating arm64_golden.txt: aarch64 binutils/gcc or bash not on PATH");
+    let Some(fresh) = golden::regenerate("arm64", &tools, "aarch64 binutils/gcc or bash") else {
         return;
-    }
-    let top = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let dir = std::env::temp_dir().join(format!("rftrace-arm64-golden-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join("arm64_golden.txt");
-    let run = Command::new("bash")
-        .arg(top.join("scripts/gen-arm64-golden.sh"))
-        .arg(&out)
-        .output()
-        .expect("running the generator");
-    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
-    if run.status.code() == Some(77) {
-        note(&format!(
-            "arm64: skipped regenerating arm64_golden.txt: {}",
-            stderr.trim()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        return;
-    }
-    assert!(run.status.success(), "generator failed: {stderr}");
-    let fresh = std::fs::read_to_string(&out).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
+    };
     // Another GCC may lay functions out differently: compare only with the
     // same tools.
     let versions = |t: &str| -> Vec<String> {
@@ -947,12 +913,5 @@ fn golden_file_is_current() {
         ));
         return;
     }
-    assert!(
-        fresh == GOLDEN,
-        "rust/tests/arm64_golden.txt is stale: rerun scripts/gen-arm64-golden.sh"
-    );
-    note(&format!(
-        "arm64: regenerated arm64_golden.txt with aarch64 binutils and GCC: {} lines, identical",
-        fresh.lines().count()
-    ));
+    golden::assert_current("arm64", &fresh, GOLDEN, "aarch64 binutils and GCC");
 }

@@ -7,6 +7,7 @@
 //! - [`record`]: `rfcore::record::decide` against the model, exhaustively.
 //! - [`x86`]: the encoder and decoder against GNU as/ld/objdump output.
 //! - [`arm64`]: encoders and layouts against GNU as/ld and GCC, and the CALL_OPS rules.
+//! - [`golden`]: reading the golden files of those two, and checking they are current.
 //! - [`update`]: the update pass (gather / plan / check / write) on a
 //!   simulated kernel, for a simulated x86 and a simulated arm64.
 //! - [`filter`]: the filter algebra of the ops registry against a set model,
@@ -18,6 +19,7 @@
 mod account;
 mod arm64;
 mod filter;
+mod golden;
 mod model;
 mod pages;
 mod record;

@@ -4,11 +4,9 @@
 //! (`x86_golden.txt`, written by `scripts/gen-x86-golden.sh`).
 
 use std::format;
-use std::path::PathBuf;
-use std::process::Command;
-use std::string::String;
 use std::vec::Vec;
 
+use super::golden::{self, parse_hex};
 use super::util::{note, Rng};
 use crate::rfcore::x86::{decode, encode_call, verify, Decoded, EncodeError, Mismatch, NOP5};
 
@@ -28,10 +26,6 @@ struct Line {
     kind: Kind,
     /// `None` when ld refused the displacement.
     bytes: Option<[u8; 5]>,
-}
-
-fn parse_hex(s: &str) -> u64 {
-    u64::from_str_radix(s, 16).unwrap_or_else(|_| panic!("bad hex {s:?}"))
 }
 
 fn parse(text: &str) -> Vec<Line> {
@@ -269,44 +263,8 @@ fn random_round_trip() {
 /// binutils are here.
 #[test]
 fn golden_file_is_current() {
-    let have = |tool: &str| {
-        Command::new(tool)
-            .arg("--version")
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false)
-    };
-    if !["as", "ld", "objdump", "bash"].iter().all(|t| have(t)) {
-        note("x86: skipped regenerating x86_golden.txt: GNU as/ld/objdump or bash not on PATH");
-        return;
+    let tools = ["as", "ld", "objdump", "bash"];
+    if let Some(fresh) = golden::regenerate("x86", &tools, "GNU as/ld/objdump or bash") {
+        golden::assert_current("x86", &fresh, GOLDEN, "GNU binutils");
     }
-    let top = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let dir = std::env::temp_dir().join(format!("rftrace-golden-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join("x86_golden.txt");
-    let run = Command::new("bash")
-        .arg(top.join("scripts/gen-x86-golden.sh"))
-        .arg(&out)
-        .output()
-        .expect("running the generator");
-    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
-    if run.status.code() == Some(77) {
-        note(&format!(
-            "x86: skipped regenerating x86_golden.txt: {}",
-            stderr.trim()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        return;
-    }
-    assert!(run.status.success(), "generator failed: {stderr}");
-    let fresh = std::fs::read_to_string(&out).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(
-        fresh == GOLDEN,
-        "rust/tests/x86_golden.txt is stale: rerun scripts/gen-x86-golden.sh"
-    );
-    note(&format!(
-        "x86: regenerated x86_golden.txt with GNU binutils: {} lines, identical",
-        fresh.lines().count()
-    ));
 }
