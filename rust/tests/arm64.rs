@@ -601,6 +601,17 @@ fn write_order() {
         addr: site.literal(),
         ops,
     };
+    // The plan of `step`, checked to store the literal (`ops`) first, then
+    // the instruction in the BL slot (`old` to `new`).
+    let planned = |step: Step, ops: LiteralOps, old: u32, new: u32| -> Plan {
+        let p = plan(site, step).unwrap();
+        assert_eq!(
+            p.writes,
+            [lit(ops), Write::Insn { ip, old, new }],
+            "{step:?}"
+        );
+        p
+    };
 
     // Init: nop ops, then MOV X9, LR before the BL slot.
     assert_eq!(
@@ -616,24 +627,14 @@ fn write_order() {
     );
 
     // Enable: literal first, then NOP -> BL.
-    let enable = plan(
-        site,
+    let enable = planned(
         Step::Enable {
             to: Reach::Direct(CALLER),
             ops: a,
         },
-    )
-    .unwrap();
-    assert_eq!(
-        enable.writes,
-        [
-            lit(a),
-            Write::Insn {
-                ip,
-                old: NOP,
-                new: bl_caller
-            }
-        ]
+        a,
+        NOP,
+        bl_caller,
     );
     let idle = Text {
         literal: NOP_OPS,
@@ -646,25 +647,15 @@ fn write_order() {
     // Change of ops only (a second ops joins): same BL, checked and
     // rewritten, list ops in the literal first.
     let list = LiteralOps::List(ListReason::Shared);
-    let change = plan(
-        site,
+    let change = planned(
         Step::Modify {
             from: Reach::Direct(CALLER),
             to: Reach::Direct(CALLER),
             ops: list,
         },
-    )
-    .unwrap();
-    assert_eq!(
-        change.writes,
-        [
-            lit(list),
-            Write::Insn {
-                ip,
-                old: bl_caller,
-                new: bl_caller
-            }
-        ]
+        list,
+        bl_caller,
+        bl_caller,
     );
     let states = apply(site, states[1], change);
     assert_eq!(run(site, states[0]), Runs::Ops(LIST_OPS));
@@ -672,25 +663,15 @@ fn write_order() {
 
     // Change of target: to a direct trampoline with its ops.
     let d = LiteralOps::Ops(OPS_B);
-    let to_direct = plan(
-        site,
+    let to_direct = planned(
         Step::Modify {
             from: Reach::Direct(CALLER),
             to: Reach::Direct(direct),
             ops: d,
         },
-    )
-    .unwrap();
-    assert_eq!(
-        to_direct.writes,
-        [
-            lit(d),
-            Write::Insn {
-                ip,
-                old: bl_caller,
-                new: bl_direct
-            }
-        ]
+        d,
+        bl_caller,
+        bl_direct,
     );
     let states = apply(site, states[1], to_direct);
     // In between, ftrace_caller already sees the direct ops (and would
@@ -699,23 +680,13 @@ fn write_order() {
     assert_eq!(run(site, states[1]), Runs::Direct(direct));
 
     // Disable: nop ops first, while the BL is still there, then the NOP.
-    let disable = plan(
-        site,
+    let disable = planned(
         Step::Disable {
             from: Reach::Direct(direct),
         },
-    )
-    .unwrap();
-    assert_eq!(
-        disable.writes,
-        [
-            lit(LiteralOps::Nop),
-            Write::Insn {
-                ip,
-                old: bl_direct,
-                new: NOP
-            }
-        ]
+        LiteralOps::Nop,
+        bl_direct,
+        NOP,
     );
     let states = apply(site, states[1], disable);
     assert_eq!(run(site, states[0]), Runs::Direct(direct));
@@ -765,47 +736,27 @@ fn plan_refusals() {
         target: far,
     }));
     let ops = LiteralOps::Ops(OPS_A);
-    assert_eq!(
-        plan(
-            site,
-            Step::Enable {
-                to: Reach::Plt(far),
-                ops
-            }
-        ),
-        err
-    );
-    assert_eq!(
-        plan(
-            site,
-            Step::Modify {
-                from: Reach::Direct(far),
-                to: Reach::Direct(CALLER),
-                ops
-            }
-        ),
-        err
-    );
-    assert_eq!(
-        plan(
-            site,
-            Step::Modify {
-                from: Reach::Direct(CALLER),
-                to: Reach::Caller(far),
-                ops
-            }
-        ),
-        err
-    );
-    assert_eq!(
-        plan(
-            site,
-            Step::Disable {
-                from: Reach::Direct(far)
-            }
-        ),
-        err
-    );
+    for step in [
+        Step::Enable {
+            to: Reach::Plt(far),
+            ops,
+        },
+        Step::Modify {
+            from: Reach::Direct(far),
+            to: Reach::Direct(CALLER),
+            ops,
+        },
+        Step::Modify {
+            from: Reach::Direct(CALLER),
+            to: Reach::Caller(far),
+            ops,
+        },
+        Step::Disable {
+            from: Reach::Direct(far),
+        },
+    ] {
+        assert_eq!(plan(site, step), err, "{step:?}");
+    }
 }
 
 /// Random sites and offsets around the range edges, against an encoding
