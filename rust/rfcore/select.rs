@@ -242,31 +242,13 @@ fn resolve<L: OpsList, C: Callers>(
     tramp: fn(&mut L, u64) -> Option<L::Ops>,
     strict: bool,
 ) -> Choice {
-    let mut problem = None;
-    let route = if route == Route::Direct {
-        let addr = callers.direct(ip);
-        if addr != 0 {
-            return Choice { addr, problem };
-        }
-        problem = Some(Problem::NoDirect);
-        fall
+    let p = pending(callers, ip, route, fall, &mut None);
+    let found = if p.route == Route::Trampoline {
+        tramp(list, ip).map(|op| list.trampoline(op))
     } else {
-        route
+        None
     };
-    let addr = match route {
-        Route::Trampoline => match tramp(list, ip).map(|op| list.trampoline(op)) {
-            Some(t) if t != 0 || !strict => t,
-            _ => {
-                // A later problem replaces an earlier one: this one is
-                // the fatal kind.
-                problem = Some(Problem::NoTrampoline);
-                callers.caller()
-            }
-        },
-        Route::RegsCaller => callers.regs_caller(),
-        Route::Caller | Route::Direct => callers.caller(),
-    };
-    Choice { addr, problem }
+    settle(callers, p, found, strict)
 }
 
 /// The address the site at `ip` with `flags` is to call
@@ -381,6 +363,8 @@ fn settle<C: Callers>(callers: &C, p: Pending, tramp: Option<u64>, strict: bool)
         Route::Trampoline => match tramp {
             Some(t) if t != 0 || !strict => t,
             _ => {
+                // A later problem replaces an earlier one: this one is
+                // the fatal kind.
                 problem = Some(Problem::NoTrampoline);
                 callers.caller()
             }
