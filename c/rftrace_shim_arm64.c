@@ -27,24 +27,24 @@ static_assert(MCOUNT_INSN_SIZE == 4);
 
 int ftrace_make_call(struct dyn_ftrace *rec, unsigned long addr)
 {
-	return rftrace_arm64_make_call(rec, addr);
+	return rftrace_make_call(rec, addr);
 }
 
 int ftrace_modify_call(struct dyn_ftrace *rec, unsigned long old_addr,
 		       unsigned long addr)
 {
-	return rftrace_arm64_modify_call(rec, old_addr, addr);
+	return rftrace_modify_call(rec, old_addr, addr);
 }
 
 int ftrace_make_nop(struct module *mod, struct dyn_ftrace *rec,
 		    unsigned long addr)
 {
-	return rftrace_arm64_make_nop(mod, rec, addr);
+	return rftrace_make_nop(mod, rec, addr, false);
 }
 
 int ftrace_init_nop(struct module *mod, struct dyn_ftrace *rec)
 {
-	return rftrace_arm64_init_nop(rec);
+	return rftrace_make_nop(mod, rec, 0, true);
 }
 
 /* Replaces the generic (weak) one: the Rust update pass over every record. */

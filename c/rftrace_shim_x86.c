@@ -47,7 +47,7 @@ void ftrace_arch_code_modify_post_process(void)
 int ftrace_make_nop(struct module *mod, struct dyn_ftrace *rec,
 		    unsigned long addr)
 {
-	return rftrace_make_nop(rec, addr, addr == MCOUNT_ADDR);
+	return rftrace_make_nop(mod, rec, addr, addr == MCOUNT_ADDR);
 }
 
 int ftrace_make_call(struct dyn_ftrace *rec, unsigned long addr)

@@ -33,13 +33,17 @@ void rftrace_replace_code(bool enable, bool may_sleep);
 #define RFTRACE_MODIFY_ENABLE		(1 << 0)
 #define RFTRACE_MODIFY_MAY_SLEEP	(1 << 1)
 /*
- * The arch text hooks; 0, -EFAULT, -EINVAL or -ERANGE.  @init: the site
- * still holds the compiler's call to MCOUNT_ADDR (boot or module load).
+ * The arch call-site hooks (ftrace_make_call(), ftrace_modify_call(),
+ * ftrace_make_nop()), one set for every architecture; 0, -EFAULT, -EINVAL,
+ * -ERANGE or -EPERM.  @init: the first conversion of the site at boot or
+ * module load (ftrace_init_nop(); on x86 the site still holds the
+ * compiler's call to MCOUNT_ADDR); @mod: NULL or the module of @rec.
  */
 int rftrace_make_call(struct dyn_ftrace *rec, unsigned long addr);
-int rftrace_make_nop(struct dyn_ftrace *rec, unsigned long addr, bool init);
 int rftrace_modify_call(struct dyn_ftrace *rec, unsigned long old_addr,
 			unsigned long addr);
+int rftrace_make_nop(struct module *mod, struct dyn_ftrace *rec,
+		     unsigned long addr, bool init);
 /*
  * Re-points the callback call at @ip in a trampoline to the C function
  * @func (never a jump, whatever bit 0 of @func); 0 or -errno.  Declared for
@@ -91,14 +95,7 @@ rftrace_remove_range(struct ftrace_page **head, struct ftrace_page **tail,
 		     unsigned long *records);
 struct dyn_ftrace *rftrace_lookup_rec(struct ftrace_page *head,
 				      unsigned long start, unsigned long end);
-/* The arm64 call-site hooks; 0, -EFAULT, -EINVAL or -EPERM. */
-int rftrace_arm64_make_call(struct dyn_ftrace *rec, unsigned long addr);
-int rftrace_arm64_modify_call(struct dyn_ftrace *rec, unsigned long old_addr,
-			      unsigned long addr);
-int rftrace_arm64_make_nop(struct module *mod, struct dyn_ftrace *rec,
-			   unsigned long addr);
-int rftrace_arm64_init_nop(struct dyn_ftrace *rec);
-/* Makes the writes queued by the hooks above live (post-process). */
+/* x86: makes the writes queued by the hooks above live (post-process). */
 void rftrace_finish(void);
 /* Counter @idx: stores its name in @name and returns true, or false. */
 bool rftrace_stat(unsigned int idx, const char **name, u64 *val);
@@ -106,7 +103,7 @@ bool rftrace_stat(unsigned int idx, const char **name, u64 *val);
 /* Implemented in C (c/rftrace_shim.c), called by the Rust core. */
 
 /*
- * The locks as the Rust core's lock tokens see them (rust/klock.rs): a
+ * The locks as the Rust core's lock tokens see them (rust/kside/lock.rs): a
  * lockdep assertion that the current task holds ftrace_lock / text_mutex,
  * and ftrace_lock taken and released (KUnit).
  */

@@ -16,7 +16,6 @@
 
 use kernel::{
     bindings,
-    ffi::c_int,
     sync::atomic::{
         Atomic,
         Relaxed, //
@@ -24,13 +23,12 @@ use kernel::{
 };
 
 use crate::{
+    karch::KernelArch,
     kside::env::{
         c_word,
-        word,
-        Rec, //
+        word, //
     },
     kside::lock::FtraceLocked,
-    kside::pass,
     rfcore::{
         arm64::{
             plan_init,
@@ -44,8 +42,7 @@ use crate::{
         update::{
             Arch,
             Facts,
-            Failure,
-            Single, //
+            Failure, //
         },
     },
 };
@@ -70,32 +67,7 @@ pub(crate) struct Arm64<'a> {
     may_sleep: bool,
 }
 
-impl<'a> Arm64<'a> {
-    /// The arch for sites of the core kernel or of live modules (the PLT of
-    /// a module site is looked up).
-    fn new(lock: &'a FtraceLocked, may_sleep: bool) -> Self {
-        // INVARIANT: no module.
-        Arm64 {
-            _lock: lock,
-            module: core::ptr::null_mut(),
-            may_sleep,
-        }
-    }
-
-    /// The arch for sites of `module`.
-    ///
-    /// # Safety
-    ///
-    /// `module` is null or a module alive while the `Arm64` is used.
-    unsafe fn for_module(lock: &'a FtraceLocked, module: *mut bindings::module) -> Self {
-        // INVARIANT: the caller's contract.
-        Arm64 {
-            _lock: lock,
-            module,
-            may_sleep: false,
-        }
-    }
-
+impl Arm64<'_> {
     /// The module ftrace PLT that can reach `ftrace_caller` from `ip`, if
     /// any.
     fn plt(&self, ip: u64) -> Option<u64> {
@@ -103,6 +75,27 @@ impl<'a> Arm64<'a> {
         // looks `ip` up under RCU otherwise.
         let p = word(unsafe { bindings::rftrace_shim_plt(c_word(ip), self.module) });
         (p != 0).then_some(p)
+    }
+}
+
+impl<'a> KernelArch<'a> for Arm64<'a> {
+    fn for_pass(lock: &'a FtraceLocked, may_sleep: bool) -> Self {
+        // INVARIANT: no module; the PLT of a live module's site is looked
+        // up by address.
+        Arm64 {
+            _lock: lock,
+            module: core::ptr::null_mut(),
+            may_sleep,
+        }
+    }
+
+    unsafe fn for_site(lock: &'a FtraceLocked, module: *mut bindings::module, _mcount: u64) -> Self {
+        // INVARIANT: the caller's contract.
+        Arm64 {
+            _lock: lock,
+            module,
+            may_sleep: false,
+        }
     }
 }
 
@@ -185,52 +178,4 @@ impl Arch for Arm64<'_> {
             unsafe { bindings::rftrace_shim_cond_resched() };
         }
     }
-}
-
-/// The arm64 `ftrace_replace_code()`: check every change, then write them
-/// one by one.
-pub(crate) fn replace_code(lock: &FtraceLocked, enable: bool, may_sleep: bool) {
-    pass::replace_all(lock, &mut Arm64::new(lock, may_sleep), enable);
-}
-
-/// `__ftrace_replace_code()`: one record and its site; 0 or -errno.
-pub(crate) fn replace_one(rec: Rec<'_>, enable: bool) -> c_int {
-    pass::replace_one(rec, &mut Arm64::new(rec.lock(), false), enable)
-}
-
-/// `ftrace_make_call()`: the literal, then `NOP` to `BL`.
-pub(crate) fn make_call(rec: Rec<'_>, addr: u64) -> c_int {
-    pass::single(
-        rec,
-        &mut Arm64::new(rec.lock(), false),
-        Single::MakeCall { addr },
-    )
-}
-
-/// `ftrace_modify_call()`: the literal, then `BL` to `BL`.
-pub(crate) fn modify_call(rec: Rec<'_>, old: u64, new: u64) -> c_int {
-    pass::single(
-        rec,
-        &mut Arm64::new(rec.lock(), false),
-        Single::ModifyCall { old, new },
-    )
-}
-
-/// `ftrace_make_nop()`: the literal back to the nop ops, then `BL` to
-/// `NOP`.
-///
-/// # Safety
-///
-/// `module` is null or the module the record belongs to, alive during the
-/// call.
-pub(crate) unsafe fn make_nop(module: *mut bindings::module, rec: Rec<'_>, addr: u64) -> c_int {
-    // SAFETY: the function's contract.
-    let mut arch = unsafe { Arm64::for_module(rec.lock(), module) };
-    pass::single(rec, &mut arch, Single::MakeNop { old: addr })
-}
-
-/// `ftrace_init_nop()`: the literal to the nop ops, then the first
-/// compiler NOP to `MOV X9, LR`.
-pub(crate) fn init_nop(rec: Rec<'_>) -> c_int {
-    pass::single(rec, &mut Arm64::new(rec.lock(), false), Single::Init)
 }

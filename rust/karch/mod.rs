@@ -1,10 +1,99 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! What differs per architecture: each implements the update pass's
-//! `rfcore::update::Arch` (plan, check, write, flush) over its own text
-//! patching, and the few arch-only hooks.
+//! [`Arch`] (plan, check, write, flush) over its own text patching, and
+//! [`KernelArch`], how the hooks below get one. The hooks themselves
+//! (`ftrace_make_call()`, `ftrace_modify_call()`, `ftrace_make_nop()`,
+//! `ftrace_init_nop()`, `__ftrace_replace_code()`, `ftrace_replace_code()`)
+//! are written once here, over [`Native`], the architecture being built.
+
+use kernel::{
+    bindings,
+    ffi::c_int, //
+};
+
+use crate::{
+    kside::env::Rec,
+    kside::lock::FtraceLocked,
+    kside::pass,
+    rfcore::update::{
+        Arch,
+        Single, //
+    },
+};
 
 #[cfg(CONFIG_ARM64)]
 pub(crate) mod arm64;
 #[cfg(CONFIG_X86_64)]
 pub(crate) mod x86;
+
+/// The architecture being built.
+#[cfg(CONFIG_ARM64)]
+pub(crate) type Native<'a> = arm64::Arm64<'a>;
+/// The architecture being built.
+#[cfg(CONFIG_X86_64)]
+pub(crate) type Native<'a> = x86::X86<'a>;
+
+/// How the generic hooks get an [`Arch`] of the kernel's text.
+pub(crate) trait KernelArch<'a>: Arch + Sized {
+    /// For an update pass over the table, under `lock`; `may_sleep`: the
+    /// pass may `cond_resched()` between records.
+    fn for_pass(lock: &'a FtraceLocked, may_sleep: bool) -> Self;
+
+    /// For one site of `module` (null: the core kernel, or a live module
+    /// found by address); `mcount`: what the compiler's call at the site
+    /// calls before its first conversion (0 if that is not the question).
+    ///
+    /// # Safety
+    ///
+    /// `module` is null or a module alive while the value is used.
+    unsafe fn for_site(lock: &'a FtraceLocked, module: *mut bindings::module, mcount: u64)
+        -> Self;
+}
+
+/// `ftrace_replace_code()`: check every change, then write them in the
+/// architecture's batches.
+pub(crate) fn replace_code(lock: &FtraceLocked, enable: bool, may_sleep: bool) {
+    pass::replace_all(lock, &mut Native::for_pass(lock, may_sleep), enable);
+}
+
+/// `__ftrace_replace_code()`: one record and its site; 0 or -errno.
+pub(crate) fn replace_one(rec: Rec<'_>, enable: bool) -> c_int {
+    pass::replace_one(rec, &mut Native::for_pass(rec.lock(), false), enable)
+}
+
+/// `ftrace_make_call()`. As in the kernel, the record has been updated
+/// already: its flags say what `addr` is (a direct trampoline or not).
+pub(crate) fn make_call(rec: Rec<'_>, addr: u64) -> c_int {
+    let arch = &mut Native::for_pass(rec.lock(), false);
+    pass::single(rec, arch, Single::MakeCall { addr })
+}
+
+/// `ftrace_modify_call()`: from a call to `old` to a call to `new`.
+pub(crate) fn modify_call(rec: Rec<'_>, old: u64, new: u64) -> c_int {
+    let arch = &mut Native::for_pass(rec.lock(), false);
+    pass::single(rec, arch, Single::ModifyCall { old, new })
+}
+
+/// `ftrace_make_nop()` (a call to `addr` becomes the NOP), or with `init`
+/// the first conversion of a site (boot, module load: `ftrace_init_nop()`,
+/// or x86's `ftrace_make_nop()` of the compiler's call to `addr`).
+///
+/// # Safety
+///
+/// `module` is null or the module of the record, alive during the call.
+pub(crate) unsafe fn make_nop(
+    module: *mut bindings::module,
+    rec: Rec<'_>,
+    addr: u64,
+    init: bool,
+) -> c_int {
+    // SAFETY: the function's contract.
+    let arch = &mut unsafe { Native::for_site(rec.lock(), module, addr) };
+    let op = if init {
+        Single::Init
+    } else {
+        Single::MakeNop { old: addr }
+    };
+    pass::single(rec, arch, op)
+}

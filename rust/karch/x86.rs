@@ -26,10 +26,8 @@ use kernel::{
 };
 
 use crate::{
-    kside::env::{
-        c_word,
-        Rec, //
-    },
+    karch::KernelArch,
+    kside::env::c_word,
     kside::lock::{
         FtraceLocked,
         TextLocked, //
@@ -40,8 +38,7 @@ use crate::{
         update::{
             Arch,
             Facts,
-            Failure,
-            Single, //
+            Failure, //
         },
         x86::{
             decode,
@@ -104,8 +101,20 @@ pub(crate) struct X86<'a> {
     mcount: u64,
 }
 
-impl<'a> X86<'a> {
-    fn new(lock: &'a FtraceLocked, mcount: u64) -> Self {
+impl<'a> KernelArch<'a> for X86<'a> {
+    fn for_pass(lock: &'a FtraceLocked, _may_sleep: bool) -> Self {
+        // Live INT3 batches under text_mutex: the pass never sleeps.
+        X86 {
+            _lock: lock,
+            mcount: 0,
+        }
+    }
+
+    unsafe fn for_site(
+        lock: &'a FtraceLocked,
+        _module: *mut bindings::module,
+        mcount: u64,
+    ) -> Self {
         X86 {
             _lock: lock,
             mcount,
@@ -158,44 +167,6 @@ impl Arch for X86<'_> {
         unsafe { bindings::rftrace_shim_poke_finish() };
         PENDING.store(0, Relaxed);
     }
-}
-
-/// The x86 `ftrace_replace_code()`: check every change, then write them
-/// in INT3 batches.
-pub(crate) fn replace_code(lock: &FtraceLocked, _text: &TextLocked, enable: bool) {
-    pass::replace_all(lock, &mut X86::new(lock, 0), enable);
-}
-
-/// `__ftrace_replace_code()`: one record and its text; 0 or -errno.
-pub(crate) fn replace_one(rec: Rec<'_>, enable: bool) -> c_int {
-    pass::replace_one(rec, &mut X86::new(rec.lock(), 0), enable)
-}
-
-/// `ftrace_make_call()`. As in the kernel, the record has been updated
-/// already: its `DIRECT_EN` says whether `addr` is a direct trampoline.
-pub(crate) fn make_call(rec: Rec<'_>, addr: u64) -> c_int {
-    pass::single(rec, &mut X86::new(rec.lock(), 0), Single::MakeCall { addr })
-}
-
-/// `ftrace_make_nop()`; `init` for the boot / module-load conversion of
-/// the compiler's call to `addr` (`__fentry__`).
-pub(crate) fn make_nop(rec: Rec<'_>, addr: u64, init: bool) -> c_int {
-    let op = if init {
-        Single::Init
-    } else {
-        Single::MakeNop { old: addr }
-    };
-    pass::single(rec, &mut X86::new(rec.lock(), addr), op)
-}
-
-/// `ftrace_modify_call()`. Not reached on x86 (the generic updates come
-/// through [`replace_one`]).
-pub(crate) fn modify_call(rec: Rec<'_>, old: u64, new: u64) -> c_int {
-    pass::single(
-        rec,
-        &mut X86::new(rec.lock(), 0),
-        Single::ModifyCall { old, new },
-    )
 }
 
 /// Re-points the callback call at `ip` in an ftrace trampoline (the

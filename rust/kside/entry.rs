@@ -51,8 +51,7 @@ use crate::{
     STATS, //
 };
 
-#[cfg(CONFIG_ARM64)]
-use crate::karch::arm64;
+use crate::karch;
 #[cfg(CONFIG_X86_64)]
 use crate::{
     karch::x86,
@@ -156,16 +155,6 @@ pub(crate) unsafe extern "C" fn rftrace_account(
     }
 }
 
-/// `ftrace_get_addr_new()` (`new`) / `ftrace_get_addr_curr()`.
-///
-/// # Safety
-///
-/// As for [`rftrace_get_addr_new`].
-unsafe fn target(rec: *mut bindings::dyn_ftrace, new: bool) -> c_ulong {
-    // SAFETY: the same contract.
-    unsafe { with_rec(rec, 0, |rec| c_word(crate::choose_target(rec, new))) }
-}
-
 /// `ftrace_get_addr_new()`: the address the site is to call.
 ///
 /// # Safety
@@ -174,7 +163,7 @@ unsafe fn target(rec: *mut bindings::dyn_ftrace, new: bool) -> c_ulong {
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rftrace_get_addr_new(rec: *mut bindings::dyn_ftrace) -> c_ulong {
     // SAFETY: the same contract.
-    unsafe { target(rec, true) }
+    unsafe { with_rec(rec, 0, |rec| c_word(crate::choose_target(rec, true))) }
 }
 
 /// `ftrace_get_addr_curr()`: the address the site calls now.
@@ -185,7 +174,7 @@ pub(crate) unsafe extern "C" fn rftrace_get_addr_new(rec: *mut bindings::dyn_ftr
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rftrace_get_addr_curr(rec: *mut bindings::dyn_ftrace) -> c_ulong {
     // SAFETY: the same contract.
-    unsafe { target(rec, false) }
+    unsafe { with_rec(rec, 0, |rec| c_word(crate::choose_target(rec, false))) }
 }
 
 /// `ftrace_find_unique_ops()`: the single ops whose filter covers the
@@ -441,12 +430,8 @@ pub(crate) unsafe extern "C" fn rftrace_replace_one(
     rec: *mut bindings::dyn_ftrace,
     enable: bool,
 ) -> c_int {
-    #[cfg(CONFIG_X86_64)]
-    let one = x86::replace_one;
-    #[cfg(CONFIG_ARM64)]
-    let one = arm64::replace_one;
     // SAFETY: the same contract.
-    unsafe { with_rec(rec, einval(), |rec| one(rec, enable)) }
+    unsafe { with_rec(rec, einval(), |rec| karch::replace_one(rec, enable)) }
 }
 
 /// `ftrace_replace_code()`: check every change, then write them (x86: in
@@ -462,54 +447,36 @@ pub(crate) unsafe extern "C" fn rftrace_replace_code(enable: bool, may_sleep: bo
     // SAFETY: the caller holds the locks (function contract).
     #[cfg(CONFIG_X86_64)]
     unsafe {
-        let _ = may_sleep;
-        FtraceLocked::held(|lock| TextLocked::held(|text| x86::replace_code(lock, text, enable)))
+        FtraceLocked::held(|lock| {
+            TextLocked::held(|_text| karch::replace_code(lock, enable, may_sleep))
+        })
     }
     // SAFETY: the caller holds ftrace_lock (function contract).
-    #[cfg(CONFIG_ARM64)]
+    #[cfg(not(CONFIG_X86_64))]
     unsafe {
-        FtraceLocked::held(|lock| arm64::replace_code(lock, enable, may_sleep))
+        FtraceLocked::held(|lock| karch::replace_code(lock, enable, may_sleep))
     }
 }
 
-/// `ftrace_make_call()` on x86.
+/// `ftrace_make_call()`.
 ///
 /// # Safety
 ///
 /// `rec` is a record of the table and the caller holds `ftrace_lock`.
-#[cfg(CONFIG_X86_64)]
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rftrace_make_call(
     rec: *mut bindings::dyn_ftrace,
     addr: c_ulong,
 ) -> c_int {
     // SAFETY: the same contract.
-    unsafe { with_rec(rec, einval(), |rec| x86::make_call(rec, word(addr))) }
+    unsafe { with_rec(rec, einval(), |rec| karch::make_call(rec, word(addr))) }
 }
 
-/// `ftrace_make_nop()` on x86; `init` for the boot / module-load
-/// conversion of the compiler's call to `__fentry__`.
+/// `ftrace_modify_call()`.
 ///
 /// # Safety
 ///
 /// `rec` is a record of the table and the caller holds `ftrace_lock`.
-#[cfg(CONFIG_X86_64)]
-#[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_make_nop(
-    rec: *mut bindings::dyn_ftrace,
-    addr: c_ulong,
-    init: bool,
-) -> c_int {
-    // SAFETY: the same contract.
-    unsafe { with_rec(rec, einval(), |rec| x86::make_nop(rec, word(addr), init)) }
-}
-
-/// `ftrace_modify_call()` on x86.
-///
-/// # Safety
-///
-/// `rec` is a record of the table and the caller holds `ftrace_lock`.
-#[cfg(CONFIG_X86_64)]
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rftrace_modify_call(
     rec: *mut bindings::dyn_ftrace,
@@ -519,7 +486,32 @@ pub(crate) unsafe extern "C" fn rftrace_modify_call(
     // SAFETY: the same contract.
     unsafe {
         with_rec(rec, einval(), |rec| {
-            x86::modify_call(rec, word(old), word(new))
+            karch::modify_call(rec, word(old), word(new))
+        })
+    }
+}
+
+/// `ftrace_make_nop()`, or with `init` the first conversion of a site
+/// (`ftrace_init_nop()`; on x86 `ftrace_make_nop()` of the compiler's call
+/// to `__fentry__`).
+///
+/// # Safety
+///
+/// `rec` is a record of the table, `module` is null or the module of the
+/// record, alive during the call, and the caller holds `ftrace_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_make_nop(
+    module: *mut bindings::module,
+    rec: *mut bindings::dyn_ftrace,
+    addr: c_ulong,
+    init: bool,
+) -> c_int {
+    // SAFETY: the same contract.
+    unsafe {
+        with_rec(rec, einval(), |rec| {
+            // SAFETY: `module` is null or alive during the call (function
+            // contract).
+            karch::make_nop(module, rec, word(addr), init)
         })
     }
 }
@@ -557,79 +549,6 @@ pub(crate) unsafe extern "C" fn rftrace_finish() {
     unsafe { TextLocked::held(x86::finish) }
 }
 
-/// `ftrace_make_call()` on arm64: the literal, then `NOP` to `BL`.
-///
-/// # Safety
-///
-/// `rec` is a record of the table and the caller holds `ftrace_lock`.
-#[cfg(CONFIG_ARM64)]
-#[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_arm64_make_call(
-    rec: *mut bindings::dyn_ftrace,
-    addr: c_ulong,
-) -> c_int {
-    // SAFETY: the same contract.
-    unsafe { with_rec(rec, einval(), |rec| arm64::make_call(rec, word(addr))) }
-}
-
-/// `ftrace_modify_call()` on arm64: the literal, then `BL` to `BL`.
-///
-/// # Safety
-///
-/// `rec` is a record of the table and the caller holds `ftrace_lock`.
-#[cfg(CONFIG_ARM64)]
-#[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_arm64_modify_call(
-    rec: *mut bindings::dyn_ftrace,
-    old: c_ulong,
-    new: c_ulong,
-) -> c_int {
-    // SAFETY: the same contract.
-    unsafe {
-        with_rec(rec, einval(), |rec| {
-            arm64::modify_call(rec, word(old), word(new))
-        })
-    }
-}
-
-/// `ftrace_make_nop()` on arm64: the literal back to the nop ops, then
-/// `BL` to `NOP`.
-///
-/// # Safety
-///
-/// `rec` is a record of the table, `module` is null or the module being
-/// loaded, and the caller holds `ftrace_lock`.
-#[cfg(CONFIG_ARM64)]
-#[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_arm64_make_nop(
-    module: *mut bindings::module,
-    rec: *mut bindings::dyn_ftrace,
-    addr: c_ulong,
-) -> c_int {
-    // SAFETY: the same contract.
-    unsafe {
-        with_rec(rec, einval(), |rec| {
-            // SAFETY: `module` is null or alive while the hook runs
-            // (function contract).
-            arm64::make_nop(module, rec, word(addr))
-        })
-    }
-}
-
-/// `ftrace_init_nop()` on arm64: the literal to the nop ops, then the
-/// first compiler NOP to `MOV X9, LR`.
-///
-/// # Safety
-///
-/// `rec` is a record of the table being initialised, and the caller holds
-/// `ftrace_lock`.
-#[cfg(CONFIG_ARM64)]
-#[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_arm64_init_nop(rec: *mut bindings::dyn_ftrace) -> c_int {
-    // SAFETY: the same contract.
-    unsafe { with_rec(rec, einval(), arm64::init_nop) }
-}
-
 same_signature!(
     rftrace_check_record,
     rftrace_account,
@@ -643,19 +562,9 @@ same_signature!(
     rftrace_stat,
     rftrace_replace_one,
     rftrace_replace_code,
+    rftrace_make_call,
+    rftrace_modify_call,
+    rftrace_make_nop,
 );
 #[cfg(CONFIG_X86_64)]
-same_signature!(
-    rftrace_make_call,
-    rftrace_make_nop,
-    rftrace_modify_call,
-    rftrace_update_call,
-    rftrace_finish,
-);
-#[cfg(CONFIG_ARM64)]
-same_signature!(
-    rftrace_arm64_make_call,
-    rftrace_arm64_modify_call,
-    rftrace_arm64_make_nop,
-    rftrace_arm64_init_nop,
-);
+same_signature!(rftrace_update_call, rftrace_finish);

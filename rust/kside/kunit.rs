@@ -644,7 +644,7 @@ fn wrong_bytes_are_refused() {
     assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
     // The same for making a NOP out of a call that is not there.
     // SAFETY: as above.
-    let ret = unsafe { crate::kside::entry::rftrace_make_nop(&mut rec, target, false) };
+    let ret = unsafe { crate::kside::entry::rftrace_make_nop(core::ptr::null_mut(), &mut rec, target, false) };
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert_eq!(site, [0xcc, 0x90, 0x90, 0x90, 0x90]);
 }
@@ -690,13 +690,13 @@ fn wrong_bytes_are_refused() {
         }
     };
     // SAFETY: a private record; the hook reads the fake site and refuses.
-    let ret = unsafe { crate::kside::entry::rftrace_arm64_make_call(&mut rec, target) };
+    let ret = unsafe { crate::kside::entry::rftrace_make_call(&mut rec, target) };
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert!(unchanged(&site));
     assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
     // SAFETY: as above.
     let ret = unsafe {
-        crate::kside::entry::rftrace_arm64_make_nop(core::ptr::null_mut(), &mut rec, target)
+        crate::kside::entry::rftrace_make_nop(core::ptr::null_mut(), &mut rec, target, false)
     };
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert!(unchanged(&site));
