@@ -84,6 +84,7 @@ struct Stats {
     changed: Atomic<u64>,
     fallbacks: Atomic<u64>,
     pass_walks: Atomic<u64>,
+    pass_shadow: Atomic<u64>,
 }
 
 static STATS: Stats = Stats {
@@ -110,6 +111,7 @@ static STATS: Stats = Stats {
     changed: Atomic::new(0),
     fallbacks: Atomic::new(0),
     pass_walks: Atomic::new(0),
+    pass_shadow: Atomic::new(0),
 };
 
 /// Counts one walk of the kernel's ops list (`ops_list_walks`).
@@ -155,6 +157,7 @@ impl Stats {
             21 => (b"pass_changed_records\0", r(&self.changed)),
             22 => (b"pass_ops_list_walks\0", r(&self.pass_walks)),
             23 => (b"pass_store_fallbacks\0", r(&self.fallbacks)),
+            24 => (b"pass_shadow_checks\0", r(&self.pass_shadow)),
             _ => return None,
         })
     }

@@ -268,6 +268,7 @@ pub(crate) fn shadow(rec: Rec<'_>, enable: bool, decision: &Decision, facts: Opt
         return;
     }
     STATS.shadow_checks.add(1, Relaxed);
+    STATS.pass_shadow.add(1, Relaxed);
     let d = compare(rec, enable, decision, facts);
     if d.any() {
         shadow_diff(format_args!(
