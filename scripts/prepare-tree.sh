@@ -5,6 +5,10 @@
 # project's own small kernel patches (patches/*.patch).  Re-running it brings
 # the tree in line with the working copy: the previously applied patch set is
 # reverted first when it changed.
+#
+# RFT_BREAK=NAME applies one deliberate break of scripts/breaks.sh to the
+# copy in the tree (scripts/break-check.sh); the next run without it puts
+# the file back.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,3 +45,13 @@ if [ "$new_sum" != "$old_sum" ]; then
 	echo "$new_sum" >"$applied/sum"
 	step "applied $(ls "$top"/patches/*.patch | wc -l) kernel patches"
 fi
+
+if [ -n "${RFT_BREAK:-}" ]; then
+	. "$top/scripts/breaks.sh"
+	break_def "$RFT_BREAK" || die "no break named $RFT_BREAK (see scripts/breaks.sh)"
+	f=$dest/$BREAK_FILE
+	perl -0pi -e "$BREAK_PERL" "$f"
+	cmp -s "$f" "$top/$BREAK_FILE" && die "break $RFT_BREAK no longer applies to $BREAK_FILE"
+	step "deliberate break $RFT_BREAK applied to kernel/trace/rftrace/$BREAK_FILE"
+fi
+

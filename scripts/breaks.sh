@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: GPL-2.0
+# The deliberate breaks of scripts/break-check.sh: each one a small change
+# to the core as copied into the kernel tree (never to the working copy),
+# and the test that must catch it.  Source it; do not run it.
+#
+# break_def NAME sets
+#   BREAK_FILE     the file, relative to kernel/trace/rftrace/
+#   BREAK_PERL     a perl substitution (perl -0pi -e), which must match once
+#   BREAK_VARIANT  the kernel variant it is built as
+#   BREAK_EXPECT   kunit:TEST (that KUnit case fails), kunit-warning (the
+#                  KUnit boot logs a kernel warning) or selftest:FILE.tc
+#                  (that file of selftests/rftrace fails)
+#   BREAK_WHAT     one line for the report
+BREAKS="compare-blind shadow-skipped decision-modified"
+
+break_def() { # NAME
+	case $1 in
+	compare-blind)
+		BREAK_WHAT="the shadow comparator never sees a difference"
+		BREAK_FILE=rust/kside/pass.rs
+		BREAK_PERL='s/\n    d\n\}\n/\n    let _ = d;\n    Differences::default()\n}\n/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=kunit:the_shadow_comparator_sees_each_difference ;;
+	shadow-skipped)
+		BREAK_WHAT="the update pass goes around the shadow comparator"
+		BREAK_FILE=rust/kside/pass.rs
+		BREAK_PERL='s/(STATS\.checks\.add\(1, Relaxed\);\n    if )!cfg!\(CONFIG_FTRACE_RUST_CORE_SHADOW\)/${1}true/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;
+	decision-modified)
+		BREAK_WHAT="the Rust decision forgets FTRACE_FL_MODIFIED on direct-call sites"
+		BREAK_FILE=rust/rfcore/record.rs
+		BREAK_PERL='s/if flags\.any\(DIRECT \| IPMODIFY\) \{/if flags.any(IPMODIFY) {/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:registry-direct-modules.tc ;;
+	*) return 1 ;;
+	esac
+}
