@@ -89,7 +89,11 @@ impl<'a> KernelArch<'a> for Arm64<'a> {
         }
     }
 
-    unsafe fn for_site(lock: &'a FtraceLocked, module: *mut bindings::module, _mcount: u64) -> Self {
+    unsafe fn for_site(
+        lock: &'a FtraceLocked,
+        module: *mut bindings::module,
+        _mcount: u64,
+    ) -> Self {
         // INVARIANT: the caller's contract.
         Arm64 {
             _lock: lock,

@@ -47,8 +47,7 @@ pub(crate) trait KernelArch<'a>: Arch + Sized {
     /// # Safety
     ///
     /// `module` is null or a module alive while the value is used.
-    unsafe fn for_site(lock: &'a FtraceLocked, module: *mut bindings::module, mcount: u64)
-        -> Self;
+    unsafe fn for_site(lock: &'a FtraceLocked, module: *mut bindings::module, mcount: u64) -> Self;
 }
 
 /// `ftrace_replace_code()`: check every change, then write them in the

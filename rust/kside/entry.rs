@@ -224,7 +224,11 @@ pub(crate) unsafe extern "C" fn rftrace_build_table(
     // function's contract is `build()`'s.
     let built = unsafe { records::build(start, end, kept) };
     let (f, l, p, r, ret) = match built {
-        Ok(b) => (b.first, b.last, b.pages, b.records, 0),
+        Ok(b) => {
+            let (pages, records) = (b.pages(), b.records());
+            let (first, last) = b.into_raw();
+            (first, last, pages, records, 0)
+        }
         Err(e) => {
             kernel::pr_err!("record table: cannot build the records: {:?}\n", e);
             let errno = match e {
@@ -273,9 +277,7 @@ pub(crate) unsafe extern "C" fn rftrace_lookup_rec(
     // `rcu` keeps every group reachable from it alive.
     let rec = unsafe { records::lookup(from_c(head), s, e, &rcu) };
     if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-        // SAFETY: the C lookup walks the same table under the same RCU
-        // read-side section.
-        let c = unsafe { bindings::ftrace_c_lookup_rec(start, end) };
+        let c = crate::kside::env::c_lookup_rec(s, e, &rcu);
         STATS.shadow_checks.add(1, Relaxed);
         let same = if s == e {
             c == rec

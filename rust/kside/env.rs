@@ -547,6 +547,26 @@ impl KernelText {
         // INVARIANT: the caller's contract.
         KernelText { module }
     }
+
+    /// The core kernel's text (no module).
+    pub(crate) fn core_kernel() -> Self {
+        // INVARIANT: no module.
+        KernelText {
+            module: core::ptr::null_mut(),
+        }
+    }
+}
+
+/// The kernel's C lookup (`lookup_rec()`): the first record touching
+/// `[start, end]`, or null; for the shadow mode and KUnit.
+pub(crate) fn c_lookup_rec(
+    start: u64,
+    end: u64,
+    _rcu: &kernel::sync::rcu::Guard,
+) -> *mut bindings::dyn_ftrace {
+    // SAFETY: the C lookup walks the table, whose groups are freed only
+    // after an RCU grace period, which `_rcu` holds off.
+    unsafe { bindings::ftrace_c_lookup_rec(c_word(start), c_word(end)) }
 }
 
 impl Text for KernelText {

@@ -261,8 +261,7 @@ mod tests {
         let stack = 0u64;
         let stray = core::ptr::addr_of!(stack) as usize;
         let mut list = [hi, 0, lo, hi, stray];
-        // SAFETY: the core kernel's text.
-        let mut text = unsafe { KernelText::new(core::ptr::null_mut()) };
+        let mut text = KernelText::core_kernel();
         // What the architecture moves an entry by to its patch site.
         let (slo, shi) = (
             crate::rfcore::table::Text::adjust(&mut text, lo as u64).unwrap() as usize,
@@ -291,19 +290,15 @@ mod tests {
     #[test]
     fn record_lookup_matches_c() {
         use crate::kside::records::{
-            from_c,
-            lookup,
-            Group,
+            lookup_from,
+            table_first,
             INSN_SIZE, //
         };
-        use bindings::ftrace_c_lookup_rec;
         let rcu = kernel::sync::rcu::read_lock();
-        // SAFETY: the head of the table, walked under RCU.
-        let head = from_c(unsafe { bindings::ftrace_c_pages_start() });
+        let head = table_first(&rcu);
         let (mut records, mut checked, mut differ) = (0usize, 0u32, 0u32);
         let mut next = head;
-        // SAFETY: groups of the table, under RCU.
-        while let Some(g) = unsafe { Group::from_raw(next) } {
+        while let Some(g) = next {
             let len = g.len();
             for i in (0..len).step_by(13) {
                 let ip = g.ip_at(len, i);
@@ -317,15 +312,8 @@ mod tests {
                     (ip + INSN_SIZE, ip + INSN_SIZE),
                     (ip - 2, ip + 2),
                 ] {
-                    // SAFETY: the table's head, under RCU.
-                    let rust = unsafe { lookup(head, s, e, &rcu) };
-                    // SAFETY: as above.
-                    let c = unsafe {
-                        ftrace_c_lookup_rec(
-                            crate::kside::env::c_word(s),
-                            crate::kside::env::c_word(e),
-                        )
-                    };
+                    let rust = lookup_from(head, s, e);
+                    let c = crate::kside::env::c_lookup_rec(s, e, &rcu);
                     let same = if s == e {
                         rust == c
                     } else {
@@ -336,14 +324,14 @@ mod tests {
                     }
                     checked += 1;
                 }
-                // SAFETY: as above.
-                if unsafe { lookup(head, ip, ip, &rcu) } != want {
+                if lookup_from(head, ip, ip) != want {
                     differ += 1;
                 }
             }
             records += len;
-            next = g.next();
+            next = g.following();
         }
+        drop(rcu);
         // The core kernel has more records than that.
         assert!(records > 10_000);
         assert!(checked > 3_000);
@@ -356,12 +344,9 @@ mod tests {
             kside::env::KernelText,
             kside::records::{
                 build,
-                from_c,
                 geometry,
-                lookup,
-                remove_range,
-                FtracePage,
-                Group, //
+                table_first,
+                Built, //
             },
             rfcore::table::Text,
         };
@@ -373,19 +358,30 @@ mod tests {
                 },
                 KVec, //
             },
-            ffi::{
-                c_ulong,
-                c_void, //
-            }, //
+            ffi::c_ulong, //
         };
+
+        /// The addresses of the records of a chain, and its group lengths.
+        fn contents(chain: &Built) -> (KVec<u64>, KVec<usize>) {
+            let (mut ips, mut lens) = (KVec::new(), KVec::new());
+            let mut next = chain.first();
+            while let Some(g) = next {
+                let len = g.len();
+                lens.push(len, GFP_KERNEL).unwrap();
+                for i in 0..len {
+                    ips.push(g.ip_at(len, i), GFP_KERNEL).unwrap();
+                }
+                next = g.following();
+            }
+            (ips, lens)
+        }
 
         // 600 sites of the core kernel, taken from its first group. The
         // vector is allocated first: no sleeping allocation under RCU.
         let mut ips = KVec::with_capacity(600, GFP_KERNEL).unwrap();
         {
-            let _rcu = kernel::sync::rcu::read_lock();
-            // SAFETY: the head of the table, read under RCU.
-            let g = unsafe { Group::from_raw(from_c(bindings::ftrace_c_pages_start())) }.unwrap();
+            let rcu = kernel::sync::rcu::read_lock();
+            let g = table_first(&rcu).unwrap();
             let len = g.len();
             assert!(len >= 600);
             for i in 0..600 {
@@ -395,8 +391,7 @@ mod tests {
         }
         // The call-site list entry of a site: the architecture moves an
         // entry by a fixed amount (0 on x86).
-        // SAFETY: the core kernel's text.
-        let mut text = unsafe { KernelText::new(core::ptr::null_mut()) };
+        let mut text = KernelText::core_kernel();
         let probe = ips[0] & !7;
         let shift = text.adjust(probe).unwrap() - probe;
         let mut list = KVec::new();
@@ -418,133 +413,55 @@ mod tests {
         );
         let range = list.as_ptr_range();
         // SAFETY: a private, aligned, checked list of core-kernel entries.
-        let built = unsafe { build(range.start, range.end, report.kept as usize) }.unwrap();
-        assert_eq!(built.records, 600);
+        let mut built = unsafe { build(range.start, range.end, report.kept as usize) }.unwrap();
+        assert_eq!(built.records(), 600);
         // 600 records of 16 bytes: a group of 2 pages (512), then one page.
         let geo = geometry();
         let big = geo.first_order(600);
         let first_cap = geo.entries(big).unwrap();
-        let mut lens = KVec::new();
-        let mut got = KVec::new();
-        let mut next = built.first;
-        // SAFETY: our private chain.
-        while let Some(g) = unsafe { Group::from_raw(next) } {
-            let len = g.len();
-            lens.push(len, GFP_KERNEL).unwrap();
-            for i in 0..len {
-                got.push(g.ip_at(len, i), GFP_KERNEL).unwrap();
-            }
-            next = g.next();
-        }
+        let (got, lens) = contents(&built);
         // The records are the sites, in order.
         assert_eq!(&got[..], &ips[..]);
         assert_eq!(lens[0], first_cap.min(600));
         assert_eq!(lens.iter().sum::<usize>(), 600);
-        assert!(!built.last.is_null());
+        assert_eq!(lens.len(), 2);
         // One big group, then order-0 groups.
-        assert_eq!(built.pages, lens.len() - 1 + (1usize << big));
+        assert_eq!(built.pages(), lens.len() - 1 + (1usize << big));
 
         // Lookups in the private chain.
-        let rcu = kernel::sync::rcu::read_lock();
         for &ip in ips.iter().step_by(7) {
-            // SAFETY: our private chain.
-            let rec = unsafe { lookup(built.first, ip, ip, &rcu) };
+            let rec = built.lookup(ip, ip);
             assert!(!rec.is_null());
-            // SAFETY: a record of our chain.
+            // SAFETY: a record of our chain, which lives until the end.
             assert_eq!(crate::kside::env::word(unsafe { (*rec).ip }), ip);
         }
-        // Not across the mutex and the allocations below.
-        drop(rcu);
 
         // Take out sites 100..550 (across both groups), then 0..100 (the
         // first group empties), then the rest.
-        let mut head: *mut FtracePage = built.first;
-        let mut tail: *mut FtracePage = built.last;
-        unsafe extern "C" fn count(data: *mut c_void, _rec: *mut bindings::dyn_ftrace) {
-            // SAFETY: `data` is the `usize` below.
-            unsafe { *data.cast::<usize>() += 1 };
-        }
         let mut seen = 0usize;
-        // The removals' contract: the writer holds ftrace_lock.
-        let lock = FtraceLockGuard::lock();
-        // SAFETY: our private chain; nobody else sees it.
-        let taken = unsafe {
-            remove_range(
-                &mut head,
-                &mut tail,
-                ips[100],
-                ips[549],
-                Some(count),
-                core::ptr::addr_of_mut!(seen).cast(),
-                &lock,
-            )
-        };
-        assert_eq!((taken.records, seen), (450, 450));
+        let (gone, _) = built.remove_range(ips[100], ips[549], |_| seen += 1);
+        assert_eq!((600 - built.records(), seen), (450, 450));
         // No group is empty yet.
-        assert!(taken.first.is_null() && taken.last.is_null());
-        let mut left = KVec::new();
-        let mut next = head;
-        // SAFETY: our private chain.
-        while let Some(g) = unsafe { Group::from_raw(next) } {
-            let len = g.len();
-            for i in 0..len {
-                left.push(g.ip_at(len, i), GFP_KERNEL).unwrap();
-            }
-            next = g.next();
-        }
+        assert!(gone.first().is_none());
+        let (left, _) = contents(&built);
         assert_eq!(left.len(), 150);
         assert_eq!(&left[..100], &ips[..100]);
         assert_eq!(&left[100..], &ips[550..]);
-        {
-            let rcu = kernel::sync::rcu::read_lock();
-            // SAFETY: as above.
-            assert!(unsafe { lookup(head, ips[300], ips[300], &rcu) }.is_null());
-        }
+        assert!(built.lookup(ips[300], ips[300]).is_null());
 
-        // SAFETY: as above.
-        let first = unsafe {
-            remove_range(
-                &mut head,
-                &mut tail,
-                ips[0],
-                ips[99],
-                None,
-                core::ptr::null_mut(),
-                &lock,
-            )
-        };
-        assert_eq!(first.records, 100);
-        // The emptied first group is out of the list, but a reader still
-        // on it would go on to the group after it.
-        assert!(!first.first.is_null() && first.first == first.last);
-        // SAFETY: the group taken out, still ours.
-        let g = unsafe { Group::from_raw(first.first) }.unwrap();
+        let (first, led_to) = built.remove_range(ips[0], ips[99], |_| ());
+        assert_eq!(built.records(), 50);
+        // The emptied first group is out of the list, alone, but a reader
+        // that was on it would have gone on to the group after it.
+        let g = first.first().unwrap();
         assert_eq!(g.len(), 0);
-        assert_eq!(g.next(), head);
-        assert!(!head.is_null() && head == tail);
+        assert!(g.following().is_none());
+        assert!(!built.first_ptr().is_null() && led_to == built.first_ptr());
 
-        // SAFETY: as above.
-        let rest = unsafe {
-            remove_range(
-                &mut head,
-                &mut tail,
-                0,
-                u64::MAX,
-                None,
-                core::ptr::null_mut(),
-                &lock,
-            )
-        };
-        drop(lock);
-        assert_eq!(rest.records, 50);
-        // Every group went.
-        assert!(head.is_null() && tail.is_null());
-        assert_eq!(lens.len(), 2);
-        // SAFETY: our groups, unreachable from anywhere else.
-        unsafe {
-            crate::kside::records::free_taken(first);
-            crate::kside::records::free_taken(rest);
-        }
+        let (rest, _) = built.remove_range(0, u64::MAX, |_| ());
+        assert_eq!(built.records(), 0);
+        // Every group went; each chain is freed when it goes.
+        assert!(built.first().is_none() && rest.first().is_some());
     }
 
     #[test]
@@ -644,7 +561,9 @@ fn wrong_bytes_are_refused() {
     assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
     // The same for making a NOP out of a call that is not there.
     // SAFETY: as above.
-    let ret = unsafe { crate::kside::entry::rftrace_make_nop(core::ptr::null_mut(), &mut rec, target, false) };
+    let ret = unsafe {
+        crate::kside::entry::rftrace_make_nop(core::ptr::null_mut(), &mut rec, target, false)
+    };
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert_eq!(site, [0xcc, 0x90, 0x90, 0x90, 0x90]);
 }

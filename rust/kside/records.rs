@@ -16,9 +16,13 @@
 //! linked, a group is unlinked with one pointer store, and records taken
 //! out of a group are moved down before its length shrinks.
 
-use core::ptr::{
-    self,
-    NonNull, //
+use core::{
+    marker::PhantomData,
+    mem::ManuallyDrop,
+    ptr::{
+        self,
+        NonNull, //
+    }, //
 };
 
 use kernel::{
@@ -33,6 +37,7 @@ use kernel::{
             atomic_load,
             atomic_store,
             Acquire,
+            Atomic,
             Relaxed, //
         },
         rcu, //
@@ -59,11 +64,17 @@ use crate::{
 /// `struct ftrace_page` of `kernel/trace/ftrace.c`, which has no header:
 /// one group of `2^order` pages holding `index` records. The C side
 /// asserts the same offsets (patch 0008).
+///
+/// What changes while lockless readers walk the table (`next`, `index`) is
+/// atomic (`READ_ONCE()` / `WRITE_ONCE()`; the C side publishes `next`
+/// with `smp_store_release()`); `records` and `order` are written once,
+/// before the group is published, and never again. So a shared reference
+/// to a live group is sound.
 #[repr(C)]
 pub(crate) struct FtracePage {
-    next: *mut FtracePage,
+    next: Atomic<*mut FtracePage>,
     records: *mut bindings::dyn_ftrace,
-    index: c_int,
+    index: Atomic<c_int>,
     order: c_int,
 }
 
@@ -104,54 +115,60 @@ pub(crate) fn geometry() -> Geometry {
     }
 }
 
-/// A group of the table.
+/// A group of the table, or of a chain of groups, live for `'a`.
 ///
 /// # Invariants
 ///
 /// The pointer is to a live group whose first `index` records are
-/// initialised, and the holder runs where the group cannot be freed: under
-/// `ftrace_lock` (which also makes it the only writer), in an RCU
-/// read-side section, or on a group nobody else can see yet.
+/// initialised, and neither it nor any group reachable from it through
+/// `next` is freed during `'a`: `'a` is an RCU read-side section (groups
+/// taken out are freed after a grace period, and keep their link into the
+/// table until then), the hold of `ftrace_lock` (which also makes the
+/// holder the only writer), or the life of a chain nobody else can see
+/// ([`Built`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Group(NonNull<FtracePage>);
+pub(crate) struct Group<'a>(NonNull<FtracePage>, PhantomData<&'a FtracePage>);
 
-impl Group {
+impl<'a> Group<'a> {
     /// # Safety
     ///
-    /// `ptr` is null or a group as the type invariants require, for as long
-    /// as the `Group` is used.
+    /// `ptr` is null or a group as the type invariants require for `'a`.
     pub(crate) unsafe fn from_raw(ptr: *mut FtracePage) -> Option<Self> {
-        NonNull::new(ptr).map(Group)
+        NonNull::new(ptr).map(|p| Group(p, PhantomData))
+    }
+
+    /// The group after this one, live for the same `'a`.
+    pub(crate) fn following(self) -> Option<Group<'a>> {
+        // SAFETY: groups reachable from a live group stay live for `'a`
+        // (type invariants).
+        unsafe { Group::from_raw(self.next()) }
     }
 
     fn as_ptr(self) -> *mut FtracePage {
         self.0.as_ptr()
     }
 
+    /// The group itself.
+    fn page(self) -> &'a FtracePage {
+        // SAFETY: a live group for `'a` (type invariants); what others
+        // change while it is shared is atomic (`FtracePage`).
+        unsafe { self.0.as_ref() }
+    }
+
     /// The number of records in the group, read once (`READ_ONCE()`): the
     /// owner shrinks it under lockless readers.
     pub(crate) fn len(self) -> usize {
-        // SAFETY: a live group (type invariants), an aligned `int`; its
-        // writer stores it atomically (`set_len()`, and C's `pg->index`
-        // stores happen before the group is published).
-        let index = unsafe { atomic_load(ptr::addr_of_mut!((*self.as_ptr()).index), Relaxed) };
-        usize::try_from(index).unwrap_or(0)
+        usize::try_from(self.page().index.load(Relaxed)).unwrap_or(0)
     }
 
     /// The next group, or null, read with acquire: groups are published
     /// with a release store after they are filled.
     pub(crate) fn next(self) -> *mut FtracePage {
-        // SAFETY: as in `len()`; every store to `next` is atomic (the C
-        // side publishes with `smp_store_release()`, this module stores
-        // with `set_next()` / `unlink()`).
-        unsafe { atomic_load(ptr::addr_of_mut!((*self.as_ptr()).next), Acquire) }
+        self.page().next.load(Acquire)
     }
 
     fn order(self) -> u32 {
-        // SAFETY: as in `len()`; the order is written once, before the
-        // group is published, and never again.
-        let order = unsafe { ptr::addr_of!((*self.as_ptr()).order).read() };
-        u32::try_from(order).unwrap_or(0)
+        u32::try_from(self.page().order).unwrap_or(0)
     }
 
     /// How many records the group's pages hold.
@@ -168,11 +185,11 @@ impl Group {
         if i >= len || i >= self.capacity() {
             return ptr::null_mut();
         }
-        // SAFETY: as in `len()`; `i` is below the group's capacity, so the
-        // record is within the group's pages (and initialised: records are
-        // written before `index` covers them, and records beyond `index`
-        // keep the values they had).
-        unsafe { ptr::addr_of!((*self.as_ptr()).records).read().add(i) }
+        // `i` is below the group's capacity, so the record is within the
+        // group's pages (and initialised: records are written before
+        // `index` covers them, and records beyond `index` keep the values
+        // they had).
+        self.page().records.wrapping_add(i)
     }
 
     /// The address of record `i` (`u64::MAX` if `i` is not below `len`),
@@ -196,16 +213,14 @@ impl Group {
             kernel::pr_err!("record table: group length {} does not fit\n", len);
             return false;
         };
-        // SAFETY: a live group; writers hold ftrace_lock or own the group
-        // (type invariants); readers load it atomically.
-        unsafe { atomic_store(ptr::addr_of_mut!((*self.as_ptr()).index), index, Relaxed) };
+        // Writers hold ftrace_lock or own the group (type invariants).
+        self.page().index.store(index, Relaxed);
         true
     }
 
     /// Stores the link to the next group (`WRITE_ONCE()`).
     fn set_next(self, next: *mut FtracePage) {
-        // SAFETY: as in `set_len()`.
-        unsafe { atomic_store(ptr::addr_of_mut!((*self.as_ptr()).next), next, Relaxed) };
+        self.page().next.store(next, Relaxed);
     }
 
     /// Moves `count` records from `from` down to `to` (`to <= from`),
@@ -243,38 +258,46 @@ impl Group {
 ///
 /// # Invariants
 ///
-/// `head` is valid for reads, and every group reachable from it is live
-/// for as long as the walk is used (an RCU read-side section,
-/// `ftrace_lock`, or a private chain). With [`Writer`], see its invariants.
-struct Groups<M> {
+/// `head` is valid for reads and writes, and every group reachable from it
+/// is live for `'a` (an RCU read-side section, `ftrace_lock`, or a private
+/// chain). With [`Writer`], see its invariants.
+struct Groups<'a, M> {
     head: *mut *mut FtracePage,
     mode: M,
+    _groups: PhantomData<Group<'a>>,
 }
 
-impl<M> Walk for Groups<M> {
-    type Group = Group;
+impl<'a, M> Walk for Groups<'a, M> {
+    type Group = Group<'a>;
 
-    fn first(&mut self) -> Option<Group> {
+    fn first(&mut self) -> Option<Group<'a>> {
         // SAFETY: `head` is readable and reachable groups are live (type
         // invariants).
         unsafe { Group::from_raw(self.head.read()) }
     }
 
-    fn next(&mut self, g: Group) -> Option<Group> {
-        // SAFETY: as in `first()`.
-        unsafe { Group::from_raw(g.next()) }
+    fn next(&mut self, g: Group<'a>) -> Option<Group<'a>> {
+        g.following()
     }
 
-    fn len(&mut self, g: Group) -> usize {
+    fn len(&mut self, g: Group<'a>) -> usize {
         g.len()
     }
 
-    fn ip_at(&mut self, g: Group, i: usize) -> u64 {
+    fn ip_at(&mut self, g: Group<'a>, i: usize) -> u64 {
         // The walk read the length once and asks below it; the length is
         // not read again (it may shrink meanwhile): the group's capacity
         // bounds the access.
         g.ip_at(usize::MAX, i)
     }
+}
+
+/// The first group of the live table, for a walk under `_rcu`.
+pub(crate) fn table_first(_rcu: &rcu::Guard) -> Option<Group<'_>> {
+    // SAFETY: `ftrace_c_pages_start()` reads the head of the table; its
+    // groups are freed only after an RCU grace period, which `_rcu` holds
+    // off.
+    unsafe { Group::from_raw(from_c(bindings::ftrace_c_pages_start())) }
 }
 
 /// The first record touching `[start, end]`, or null.
@@ -290,11 +313,24 @@ pub(crate) unsafe fn lookup(
     end: u64,
     _rcu: &rcu::Guard,
 ) -> *mut bindings::dyn_ftrace {
-    let mut first = head;
-    // The type invariants of `Groups` are the caller's contract.
+    // SAFETY: the function's contract.
+    lookup_from(unsafe { Group::from_raw(head) }, start, end)
+}
+
+/// The first record touching `[start, end]` in the groups from `first` on,
+/// or null.
+pub(crate) fn lookup_from(
+    first: Option<Group<'_>>,
+    start: u64,
+    end: u64,
+) -> *mut bindings::dyn_ftrace {
+    let mut head = first.map_or(ptr::null_mut(), |g| g.as_ptr());
+    // INVARIANT: `head` is a local, and the groups from `first` on are live
+    // while it is used (`Group`).
     let mut walk = Groups {
-        head: &mut first,
+        head: &mut head,
         mode: (),
+        _groups: PhantomData,
     };
     match pages::lookup(&mut walk, start, end, INSN_SIZE) {
         // `i` was below the length the walk read once; the group's
@@ -304,65 +340,126 @@ pub(crate) unsafe fn lookup(
     }
 }
 
-/// Groups allocated for a new table part, freed on drop unless taken.
-struct Chain {
+/// A chain of groups nobody else can see: a new part of the table before
+/// it is handed to C to be linked in, or groups taken out of such a chain.
+/// Freed on drop.
+///
+/// # Invariants
+///
+/// `first` to `last` are groups made by `ftrace_c_group_alloc()`, linked
+/// through `next`, `last`'s `next` null, reachable from nowhere else (or
+/// both null).
+#[must_use = "a built part of the table must be linked in, or it is freed"]
+pub(crate) struct Built {
     first: *mut FtracePage,
     last: *mut FtracePage,
+    pages: usize,
+    records: usize,
 }
 
-impl Chain {
-    fn push(&mut self, g: Group) {
-        // SAFETY: `last` is null or a group of this chain, owned by us.
-        match unsafe { Group::from_raw(self.last) } {
+impl Built {
+    fn empty() -> Self {
+        // INVARIANT: no group.
+        Built {
+            first: ptr::null_mut(),
+            last: ptr::null_mut(),
+            pages: 0,
+            records: 0,
+        }
+    }
+
+    /// The number of pages of the groups.
+    pub(crate) fn pages(&self) -> usize {
+        self.pages
+    }
+
+    /// The number of records in the groups.
+    pub(crate) fn records(&self) -> usize {
+        self.records
+    }
+
+    /// The first group, live while the chain is borrowed.
+    pub(crate) fn first(&self) -> Option<Group<'_>> {
+        // SAFETY: our own groups, freed only when `self` goes (type
+        // invariants).
+        unsafe { Group::from_raw(self.first) }
+    }
+
+    /// The last group.
+    fn last(&self) -> Option<Group<'_>> {
+        // SAFETY: as in `first()`.
+        unsafe { Group::from_raw(self.last) }
+    }
+
+    /// The first record touching `[start, end]`, or null.
+    pub(crate) fn lookup(&self, start: u64, end: u64) -> *mut bindings::dyn_ftrace {
+        lookup_from(self.first(), start, end)
+    }
+
+    /// Appends a fresh group (whose `next` is null).
+    fn push(&mut self, g: Group<'_>) {
+        match self.last() {
             Some(last) => last.set_next(g.as_ptr()),
             None => self.first = g.as_ptr(),
         }
+        // INVARIANT: `g` is ours and ends the chain.
         self.last = g.as_ptr();
     }
 
-    fn take(mut self) -> (*mut FtracePage, *mut FtracePage) {
-        let taken = (self.first, self.last);
-        self.first = ptr::null_mut();
-        self.last = ptr::null_mut();
-        taken
+    /// Hands the chain over, to be linked into the table: its first and
+    /// last group.
+    pub(crate) fn into_raw(self) -> (*mut FtracePage, *mut FtracePage) {
+        let me = ManuallyDrop::new(self);
+        (me.first, me.last)
+    }
+
+    /// Takes the records touching `[start, end]` out of the chain as
+    /// [`remove_range`] does out of the table, calling `each` on each
+    /// first. Returns the groups left empty, as their own chain, and where
+    /// the last of them led before that chain was ended (what a reader
+    /// still on it would have gone on to: for the table, the next group
+    /// left in it).
+    pub(crate) fn remove_range(
+        &mut self,
+        start: u64,
+        end: u64,
+        mut each: impl FnMut(*mut bindings::dyn_ftrace),
+    ) -> (Built, *mut FtracePage) {
+        // SAFETY: our own chain, which nobody else sees: we are its only
+        // writer and reader, for the life of `table`.
+        let mut table = unsafe { Groups::owner(&mut self.first, &mut self.last) };
+        let out = pages::take_records(&mut table, start, end, INSN_SIZE, |_, g, i| {
+            each(g.rec(g.len(), i));
+        });
+        let taken = table.into_taken(out.records);
+        self.records = self.records.saturating_sub(taken.records);
+        let mut gone = Built::empty();
+        // INVARIANT: the groups taken out, chained, reachable from nowhere
+        // else any more; no reader can be on them, so their chain ends now.
+        gone.first = taken.first;
+        gone.last = taken.last;
+        let mut led_to = ptr::null_mut();
+        if let Some(last) = gone.last() {
+            led_to = last.next();
+            last.set_next(ptr::null_mut());
+        }
+        (gone, led_to)
+    }
+
+    /// The first group, as a pointer (for comparisons).
+    pub(crate) fn first_ptr(&self) -> *mut FtracePage {
+        self.first
     }
 }
 
-impl Drop for Chain {
+impl Drop for Built {
     fn drop(&mut self) {
         if !self.first.is_null() {
-            // SAFETY: the groups were made by `ftrace_c_group_alloc()`,
-            // linked through `next`, and nobody else has seen them.
+            // SAFETY: our own groups, made by `ftrace_c_group_alloc()` and
+            // linked through `next` (type invariants).
             unsafe { bindings::ftrace_c_free_groups(to_c(self.first)) };
         }
     }
-}
-
-/// Ends the chain of groups taken out and frees them, as the C side does
-/// after the grace period.
-///
-/// # Safety
-///
-/// Nobody can reach the groups any more.
-#[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
-pub(crate) unsafe fn free_taken(taken: Taken) {
-    // SAFETY: the function's contract; the groups are ours.
-    if let Some(last) = unsafe { Group::from_raw(taken.last) } {
-        last.set_next(ptr::null_mut());
-    }
-    if !taken.first.is_null() {
-        // SAFETY: the function's contract.
-        unsafe { bindings::ftrace_c_free_groups(to_c(taken.first)) };
-    }
-}
-
-/// A new part of the table, not linked anywhere yet.
-#[must_use = "a built part of the table must be linked in or freed"]
-pub(crate) struct Built {
-    pub(crate) first: *mut FtracePage,
-    pub(crate) last: *mut FtracePage,
-    pub(crate) pages: usize,
-    pub(crate) records: usize,
 }
 
 /// Why a table part could not be built.
@@ -391,24 +488,15 @@ pub(crate) unsafe fn build(
 ) -> Result<Built, BuildError> {
     let bytes = (end as usize).saturating_sub(start as usize);
     let len = bytes / core::mem::size_of::<c_ulong>();
-    let none = Built {
-        first: ptr::null_mut(),
-        last: ptr::null_mut(),
-        pages: 0,
-        records: 0,
-    };
     if start.is_null() || len == 0 || count == 0 {
-        return Ok(none);
+        return Ok(Built::empty());
     }
     // SAFETY: by the function's contract the range is a valid, aligned
     // array of `len` words that nobody writes during the call.
     let list = unsafe { core::slice::from_raw_parts(start, len) };
 
     let geo = geometry();
-    let mut chain = Chain {
-        first: ptr::null_mut(),
-        last: ptr::null_mut(),
-    };
+    let mut chain = Built::empty();
     let (mut remaining, mut nr_pages) = (count, 0usize);
     while remaining > 0 {
         let mut order = geo.first_order(remaining);
@@ -416,7 +504,7 @@ pub(crate) unsafe fn build(
             let order_c = c_int::try_from(order).map_err(|_| BuildError::NoMemory)?;
             // SAFETY: allocates and counts a zeroed group; nothing else.
             let pg = from_c(unsafe { bindings::ftrace_c_group_alloc(order_c) });
-            // SAFETY: a fresh group, only ours.
+            // SAFETY: a fresh group, only ours until `chain` goes.
             if let Some(g) = unsafe { Group::from_raw(pg) } {
                 break g;
             }
@@ -428,8 +516,7 @@ pub(crate) unsafe fn build(
         nr_pages = nr_pages.saturating_add(1usize << order.min(usize::BITS - 1));
     }
 
-    // SAFETY: the chain's first group, ours.
-    let mut group = unsafe { Group::from_raw(chain.first) }.ok_or(BuildError::Inconsistent)?;
+    let mut group = chain.first().ok_or(BuildError::Inconsistent)?;
     let mut cap = geo.entries(group.order()).ok_or(BuildError::Inconsistent)?;
     let mut filled = 0usize;
     let mut made = 0usize;
@@ -444,20 +531,22 @@ pub(crate) unsafe fn build(
             if !group.set_len(filled) {
                 return Err(BuildError::Inconsistent);
             }
-            // SAFETY: the next group of our chain (or null).
-            group = unsafe { Group::from_raw(group.next()) }.ok_or(BuildError::Inconsistent)?;
+            group = group.following().ok_or(BuildError::Inconsistent)?;
             cap = geo.entries(group.order()).ok_or(BuildError::Inconsistent)?;
             filled = 0;
         }
         // SAFETY: `filled < cap`, and the group's pages hold `cap` records
         // (`ftrace_c_group_alloc()` of this order); the group is ours.
         unsafe {
-            let rec = ptr::addr_of!((*group.as_ptr()).records).read().add(filled);
-            rec.write(bindings::dyn_ftrace {
-                ip: c_word(site),
-                flags: 0,
-                ..Default::default()
-            });
+            group
+                .page()
+                .records
+                .add(filled)
+                .write(bindings::dyn_ftrace {
+                    ip: c_word(site),
+                    flags: 0,
+                    ..Default::default()
+                });
         }
         filled += 1;
         made += 1;
@@ -465,13 +554,9 @@ pub(crate) unsafe fn build(
     if !group.set_len(filled) || made != count || !group.next().is_null() {
         return Err(BuildError::Inconsistent);
     }
-    let (first, last) = chain.take();
-    Ok(Built {
-        first,
-        last,
-        pages: nr_pages,
-        records: made,
-    })
+    chain.pages = nr_pages;
+    chain.records = made;
+    Ok(chain)
 }
 
 /// What the owner of the table (under `ftrace_lock`) keeps while it takes
@@ -493,21 +578,20 @@ pub(crate) unsafe fn build(
 /// `&ftrace_pages` (or a private chain's), and the holder has
 /// `ftrace_lock` (or owns the chain): it is the only writer, and every
 /// group on the list is live.
-struct Writer {
+struct Writer<'a> {
     tail: *mut *mut FtracePage,
     /// The first group of the chain of groups taken out.
     taken: *mut FtracePage,
     /// The last group of the run (its `next` still points into the table).
-    run_last: Option<Group>,
+    run_last: Option<Group<'a>>,
     /// Groups taken out that were not next to the run.
     strays: usize,
 }
 
-impl Table for Groups<Writer> {
-    fn take(&mut self, prev: Option<Group>, g: Group) {
+impl<'a> Table for Groups<'a, Writer<'a>> {
+    fn take(&mut self, prev: Option<Group<'a>>, g: Group<'a>) {
         let link = match prev {
-            // SAFETY: `prev` is a live group on the list (type invariants).
-            Some(p) => unsafe { ptr::addr_of_mut!((*p.as_ptr()).next) },
+            Some(p) => p.page().next.as_ptr(),
             None => self.head,
         };
         let w = &mut self.mode;
@@ -536,7 +620,7 @@ impl Table for Groups<Writer> {
         }
     }
 
-    fn shrink(&mut self, g: Group, plan: Removal) {
+    fn shrink(&mut self, g: Group<'a>, plan: Removal) {
         let len = g.len();
         // `removal()` made the plan for this group's `len`; check it again
         // before moving anything.
@@ -559,10 +643,10 @@ pub(crate) struct Taken {
     pub(crate) records: usize,
 }
 
-impl Groups<Writer> {
+impl<'a> Groups<'a, Writer<'a>> {
     /// # Safety
     ///
-    /// As the type invariants require, for as long as the walk is used.
+    /// As the type invariants require, for `'a`.
     unsafe fn owner(head: *mut *mut FtracePage, tail: *mut *mut FtracePage) -> Self {
         Groups {
             head,
@@ -572,6 +656,7 @@ impl Groups<Writer> {
                 run_last: None,
                 strays: 0,
             },
+            _groups: PhantomData,
         }
     }
 
