@@ -3,7 +3,7 @@
 
 top=${top:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 BUILD=${RFTRACE_BUILD:-$top/build}
-SRC=$BUILD/linux-7.2
+SRC=${RFT_SRC:-$BUILD/linux-7.2}
 BINDGEN_VERSION=0.72.1
 export LIBCLANG_PATH=/usr/lib/llvm-19/lib
 export PATH="$BUILD/tools/bin:$PATH"
