@@ -51,7 +51,9 @@ for name in "${names[@]}"; do
 			seen="kernel warning in the KUnit boot: $caught"
 		else
 			t=${BREAK_EXPECT#kunit:}
-			line=$(tr -d '\r' <"$klog" | grep -aE "^[[:space:]]+(not )?ok [0-9]+ $t\$" | head -1)
+			# console lines may carry a printk time stamp
+			line=$(tr -d '\r' <"$klog" | sed 's/^\[ *[0-9.]*\] //' |
+				grep -aE "^[[:space:]]+(not )?ok [0-9]+ $t\$" | head -1)
 			case $line in *"not ok"*) caught=1 ;; esac
 			seen="KUnit: ${line:-no result for $t}"
 		fi ;;
