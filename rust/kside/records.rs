@@ -63,7 +63,7 @@ use crate::{
 
 /// `struct ftrace_page` of `kernel/trace/ftrace.c`, which has no header:
 /// one group of `2^order` pages holding `index` records. The C side
-/// asserts the same offsets (patch 0008).
+/// asserts the same offsets (the record-table patch).
 ///
 /// What changes while lockless readers walk the table (`next`, `index`) is
 /// atomic (`READ_ONCE()` / `WRITE_ONCE()`; the C side publishes `next`
