@@ -32,9 +32,9 @@
 /* The Rust side checks the same layout against its bindings. */
 static_assert(sizeof(struct dyn_ftrace) == 2 * sizeof(unsigned long));
 static_assert(offsetof(struct dyn_ftrace, flags) == sizeof(unsigned long));
-/* rust/kenv.rs fills the scan counts in this order (its SCAN_COUNTS). */
+/* rust/kside/env.rs (scan_counts()) fills the counts in this order. */
 static_assert(RFTRACE_SCAN_NR == 8);
-/* The call-site size the Rust record table uses (rust/ktable.rs). */
+/* The call-site size the Rust record table uses (rust/kside/records.rs). */
 static_assert(MCOUNT_INSN_SIZE == (IS_ENABLED(CONFIG_X86_64) ? 5 : 4));
 
 void rftrace_shim_assert_ftrace_lock(void)
