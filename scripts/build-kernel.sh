@@ -20,6 +20,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
+. "$top/scripts/config-fragment.sh"
 
 variant=${1:?usage: build-kernel.sh stock|rust|shadow [x86_64|arm64]}
 arch=${2:-$RFT_ARCH}
@@ -37,37 +38,7 @@ mk=(make -C "$SRC" O="$out" ARCH="$KARCH" LLVM= CC="ccache ${CROSS}gcc"
 
 mkdir -p "$out"
 frag=$out/.rftrace-fragment
-base=${variant%-os}
-{
-	if [ "$base" != "$variant" ]; then
-		# The -Os flavour: what tinyconfig picks, and where GCC 12 leaves
-		# functions unaligned (see README).
-		grep -v 'CONFIG_CC_OPTIMIZE_FOR' "$top/configs/$arch.config"
-		echo "CONFIG_CC_OPTIMIZE_FOR_SIZE=y"
-	else
-		cat "$top/configs/$arch.config"
-	fi
-	case $base in
-	stock)	echo "# CONFIG_FTRACE_RUST_CORE is not set" ;;
-	rust)	echo "CONFIG_FTRACE_RUST_CORE=y"
-		echo "# CONFIG_FTRACE_RUST_CORE_SHADOW is not set"
-		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y" ;;
-	shadow|debug|kcsan)
-		echo "CONFIG_FTRACE_RUST_CORE=y"
-		echo "CONFIG_FTRACE_RUST_CORE_SHADOW=y"
-		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y"
-		case $base in
-		debug)	echo "CONFIG_DEBUG_KERNEL=y"
-			echo "CONFIG_PROVE_LOCKING=y"
-			echo "CONFIG_DEBUG_ATOMIC_SLEEP=y"
-			echo "CONFIG_DEBUG_LIST=y"
-			echo "CONFIG_KFENCE=y" ;;
-		kcsan)	echo "CONFIG_DEBUG_KERNEL=y"
-			echo "CONFIG_KCSAN=y" ;;
-		esac ;;
-	*) die "unknown variant $variant" ;;
-	esac
-} >"$frag.new"
+rft_config_fragment "$arch" "$variant" >"$frag.new"
 
 if ! cmp -s "$frag.new" "$frag" || [ ! -f "$out/.config" ]; then
 	step "configuring $arch/$variant"

@@ -2,8 +2,8 @@
 # The kernel configuration of a build variant: the config fragment and the
 # way it is applied.  Source it after scripts/lib.sh; do not run it.
 #
-# The same logic as scripts/build-kernel.sh (which can source this file
-# instead of keeping its own copy): configs/ARCH.config, built with -O2,
+# Used by scripts/build-kernel.sh and scripts/series-check.sh (one copy
+# of the fragment logic): configs/ARCH.config, built with -O2,
 # plus the variant's lines; a "-os" suffix builds with
 # CONFIG_CC_OPTIMIZE_FOR_SIZE instead.
 #   stock   CONFIG_FTRACE_RUST_CORE=n
