@@ -28,6 +28,7 @@
 
 #include "../include/rftrace.h"
 #include "../../ftrace_internal.h"
+#include "../../trace.h"
 
 /* The Rust side checks the same layout against its bindings. */
 static_assert(sizeof(struct dyn_ftrace) == 2 * sizeof(unsigned long));
@@ -81,6 +82,122 @@ void rftrace_shim_bug(int err, struct dyn_ftrace *rec)
 {
 	ftrace_bug(err, rec);
 	ftrace_expected = NULL;
+}
+
+/*
+ * Sets of functions for the Rust core's filter algebra (rust/kside/hash.rs),
+ * on the kernel's ftrace_hash.  NULL is the empty set.  The callers hold
+ * ftrace_lock, which keeps the hashes of registered ops as they are.
+ */
+bool rftrace_shim_hash_contains(struct ftrace_hash *hash, unsigned long ip)
+{
+	return ftrace_lookup_ip(hash, ip);
+}
+
+unsigned long rftrace_shim_hash_count(struct ftrace_hash *hash)
+{
+	return hash ? hash->count : 0;
+}
+
+/* An empty hash that ftrace_hash_empty() does not call empty: no function. */
+bool rftrace_shim_hash_is_nothing(struct ftrace_hash *hash)
+{
+	return hash && !hash->count && (hash->flags & FTRACE_HASH_FL_MOD);
+}
+
+struct ftrace_hash *rftrace_shim_hash_nothing(void)
+{
+	struct ftrace_hash *hash = alloc_ftrace_hash(0);
+
+	if (hash)
+		hash->flags |= FTRACE_HASH_FL_MOD;
+	return hash;
+}
+
+static bool rftrace_hash_keep(struct ftrace_hash *b, unsigned long ip,
+			      unsigned int op)
+{
+	bool in_b = ftrace_lookup_ip(b, ip);
+
+	return op == RFTRACE_SET_INTERSECTION ? in_b : !in_b;
+}
+
+/* Adds the entries of @from that @op keeps against @b to @to. */
+static int rftrace_hash_add(struct ftrace_hash *to, struct ftrace_hash *from,
+			    struct ftrace_hash *b, unsigned int op)
+{
+	struct ftrace_func_entry *entry;
+	unsigned long i;
+
+	if (ftrace_hash_empty(from))
+		return 0;
+	for (i = 0; i < (1UL << from->size_bits); i++) {
+		hlist_for_each_entry(entry, &from->buckets[i], hlist) {
+			if (!rftrace_hash_keep(b, entry->ip, op))
+				continue;
+			if (!add_ftrace_hash_entry_direct(to, entry->ip, 0))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/*
+ * *@out: a new hash of the functions in @a or @b, in both, or in @a and not
+ * in @b (@op); NULL when there are none.  0 or -ENOMEM (*@out NULL).
+ */
+int rftrace_shim_hash_combine(struct ftrace_hash *a, struct ftrace_hash *b,
+			      unsigned int op, struct ftrace_hash **out)
+{
+	unsigned long n = rftrace_shim_hash_count(a);
+	struct ftrace_hash *hash;
+	int ret;
+
+	*out = NULL;
+	if (op == RFTRACE_SET_UNION)
+		n += rftrace_shim_hash_count(b);
+	hash = alloc_ftrace_hash(clamp(fls_long(n), 1, 12));
+	if (!hash)
+		return -ENOMEM;
+	/* The union: all of @a, then what of @b is not in @a yet. */
+	if (op == RFTRACE_SET_UNION)
+		ret = rftrace_hash_add(hash, a, NULL, op) ?:
+		      rftrace_hash_add(hash, b, a, op);
+	else
+		ret = rftrace_hash_add(hash, a, b, op);
+	if (ret || !hash->count) {
+		free_ftrace_hash(hash);
+		return ret;
+	}
+	*out = hash;
+	return 0;
+}
+
+/* The sub-ops of the manager @ops after @prev (NULL: the first), or NULL. */
+struct ftrace_ops *rftrace_shim_subops_next(struct ftrace_ops *ops,
+					    struct ftrace_ops *prev)
+{
+	struct list_head *next;
+
+	lockdep_assert_held(&ftrace_lock);
+	next = prev ? prev->list.next : ops->subop_list.next;
+	if (next == &ops->subop_list)
+		return NULL;
+	return list_entry(next, struct ftrace_ops, list);
+}
+
+/* The filter (or, if @no_trace, the notrace) hash of @ops. */
+struct ftrace_hash *rftrace_shim_ops_hash(struct ftrace_ops *ops, bool no_trace)
+{
+	struct ftrace_ops_hash *h = ops->func_hash;
+
+	if (!h)
+		return NULL;
+	return no_trace ?
+	       rcu_dereference_protected(h->notrace_hash,
+					 lockdep_is_held(&ftrace_lock)) :
+	       rcu_dereference_protected(h->filter_hash,
+					 lockdep_is_held(&ftrace_lock));
 }
 
 /* The shared callers: FTRACE_REGS_ADDR if @regs, else FTRACE_ADDR. */

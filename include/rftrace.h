@@ -10,6 +10,7 @@
 #include <linux/types.h>
 
 struct dyn_ftrace;
+struct ftrace_hash;
 struct ftrace_ops;
 struct ftrace_page;
 struct module;
@@ -97,6 +98,17 @@ struct dyn_ftrace *rftrace_lookup_rec(struct ftrace_page *head,
 				      unsigned long start, unsigned long end);
 /* x86: makes the writes queued by the hooks above live (post-process). */
 void rftrace_finish(void);
+/*
+ * The hashes of the manager ops @ops (function graph's) from its sub-ops:
+ * it traces what any of them traces, and a sub-ops whose filter is wholly
+ * covered by its notrace hash traces nothing (not every function).  Stores
+ * new hashes in *@filter and *@notrace_hash (NULL: empty); "no function"
+ * is an empty filter hash flagged FTRACE_HASH_FL_MOD, which
+ * ftrace_hash_empty() does not call empty.  0 or -ENOMEM; the caller holds
+ * ftrace_lock.
+ */
+int rftrace_manager_hashes(struct ftrace_ops *ops, struct ftrace_hash **filter,
+			   struct ftrace_hash **notrace_hash);
 /* Counter @idx: stores its name in @name and returns true, or false. */
 bool rftrace_stat(unsigned int idx, const char **name, u64 *val);
 
@@ -139,6 +151,22 @@ int rftrace_shim_insn_write(unsigned long ip, u32 insn);
 int rftrace_shim_literal_write(unsigned long addr, unsigned long val);
 unsigned long rftrace_shim_plt(unsigned long ip, struct module *mod);
 unsigned long rftrace_shim_stub_ops(bool list);
+
+/* Sets of functions on ftrace_hash (rust/kside/hash.rs); NULL is empty. */
+enum {
+	RFTRACE_SET_UNION,
+	RFTRACE_SET_INTERSECTION,
+	RFTRACE_SET_DIFFERENCE,
+};
+bool rftrace_shim_hash_contains(struct ftrace_hash *hash, unsigned long ip);
+unsigned long rftrace_shim_hash_count(struct ftrace_hash *hash);
+bool rftrace_shim_hash_is_nothing(struct ftrace_hash *hash);
+struct ftrace_hash *rftrace_shim_hash_nothing(void);
+int rftrace_shim_hash_combine(struct ftrace_hash *a, struct ftrace_hash *b,
+			      unsigned int op, struct ftrace_hash **out);
+struct ftrace_ops *rftrace_shim_subops_next(struct ftrace_ops *ops,
+					    struct ftrace_ops *prev);
+struct ftrace_hash *rftrace_shim_ops_hash(struct ftrace_ops *ops, bool no_trace);
 
 /* Text and call-site list checks (rfcore::table). */
 bool rftrace_shim_in_text(struct module *mod, unsigned long addr);

@@ -85,6 +85,8 @@ struct Stats {
     fallbacks: Atomic<u64>,
     pass_walks: Atomic<u64>,
     pass_shadow: Atomic<u64>,
+    manager_hashes: Atomic<u64>,
+    manager_nothing: Atomic<u64>,
 }
 
 static STATS: Stats = Stats {
@@ -112,6 +114,8 @@ static STATS: Stats = Stats {
     fallbacks: Atomic::new(0),
     pass_walks: Atomic::new(0),
     pass_shadow: Atomic::new(0),
+    manager_hashes: Atomic::new(0),
+    manager_nothing: Atomic::new(0),
 };
 
 /// Counts one walk of the kernel's ops list (`ops_list_walks`).
@@ -158,6 +162,8 @@ impl Stats {
             22 => (b"pass_ops_list_walks\0", r(&self.pass_walks)),
             23 => (b"pass_store_fallbacks\0", r(&self.fallbacks)),
             24 => (b"pass_shadow_checks\0", r(&self.pass_shadow)),
+            25 => (b"manager_hashes\0", r(&self.manager_hashes)),
+            26 => (b"manager_traces_nothing\0", r(&self.manager_nothing)),
             _ => return None,
         })
     }

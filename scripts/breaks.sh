@@ -11,7 +11,7 @@
 #                  KUnit boot logs a kernel warning) or selftest:FILE.tc
 #                  (that file of selftests/rftrace fails)
 #   BREAK_WHAT     one line for the report
-BREAKS="compare-blind shadow-skipped decision-modified"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all"
 
 break_def() { # NAME
 	case $1 in
@@ -33,6 +33,12 @@ break_def() { # NAME
 		BREAK_PERL='s/if flags\.any\(DIRECT \| IPMODIFY\) \{/if flags.any(IPMODIFY) {/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:registry-direct-modules.tc ;;
+	fgraph-nothing-as-all)
+		BREAK_WHAT="a manager ops that traces nothing gets an empty filter (every function), as in 7.2"
+		BREAK_FILE=rust/kside/hash.rs
+		BREAK_PERL='s/(\n        )Hashes::Nothing => \{/${1}Hashes::Nothing if true => Ok((ptr::null_mut(), ptr::null_mut(), true)),${1}Hashes::Nothing => {/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:fgraph-notrace-covers-filter.tc ;;
 	*) return 1 ;;
 	esac
 }

@@ -40,6 +40,7 @@ use crate::{
         Ops,
         Rec, //
     },
+    kside::hash,
     kside::lock::FtraceLocked,
     kside::records::{
         self,
@@ -394,6 +395,52 @@ pub(crate) unsafe extern "C" fn rftrace_remove_range(
     }
 }
 
+/// `rebuild_hashes()` of a manager ops (function graph's): the filter and
+/// notrace hashes that cover what its sub-ops trace, stored in `*filter`
+/// and `*notrace_hash` (null: empty). A sub-ops whose filter is wholly covered
+/// by its notrace hash traces nothing, and a manager whose sub-ops all
+/// trace nothing gets a filter of nothing, never an empty filter (every
+/// function) as in 7.2. Returns 0 or `-ENOMEM`.
+///
+/// # Safety
+///
+/// `ops` is a manager ops whose sub-ops list (and their hashes) the caller
+/// keeps under `ftrace_lock`, which it holds; `filter` and `notrace_hash` are
+/// valid for writes.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_manager_hashes(
+    ops: *mut bindings::ftrace_ops,
+    filter: *mut *mut bindings::ftrace_hash,
+    notrace_hash: *mut *mut bindings::ftrace_hash,
+) -> c_int {
+    if null_from_c(ops) || null_from_c(filter) || null_from_c(notrace_hash) {
+        return einval();
+    }
+    // SAFETY: the caller holds ftrace_lock (function contract).
+    let made = unsafe {
+        FtraceLocked::held(|lock| {
+            // SAFETY: a live ops (function contract).
+            let ops = Ops::from_raw(ops, lock).ok_or(EINVAL)?;
+            hash::manager_hashes(ops, lock)
+        })
+    };
+    STATS.manager_hashes.add(1, Relaxed);
+    match made {
+        Ok((f, n, nothing)) => {
+            if nothing {
+                STATS.manager_nothing.add(1, Relaxed);
+            }
+            // SAFETY: writable pointers (function contract).
+            unsafe {
+                filter.write(f);
+                notrace_hash.write(n);
+            }
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
 /// Counter `idx`: stores its name in `*name` and returns true, or false.
 ///
 /// # Safety
@@ -567,6 +614,7 @@ same_signature!(
     rftrace_make_call,
     rftrace_modify_call,
     rftrace_make_nop,
+    rftrace_manager_hashes,
 );
 #[cfg(CONFIG_X86_64)]
 same_signature!(rftrace_update_call, rftrace_finish);

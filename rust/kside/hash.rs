@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The kernel's `ftrace_hash` as a set of functions for the core's filter
+//! algebra ([`crate::rfcore::filter`]), and the hashes of a manager ops
+//! (function graph's) computed from its sub-ops with that algebra.
+//!
+//! Linux 7.2 builds a manager's filter from each sub-ops' filter minus its
+//! notrace hash and stores an empty difference as an empty filter hash,
+//! which means every function: `echo f > set_ftrace_filter; echo f >
+//! set_ftrace_notrace; echo function_graph > current_tracer` graphs the
+//! whole kernel. Here the sub-ops' selections are combined as
+//! [`Selection`]s and "no function" comes back as [`Hashes::Nothing`],
+//! which is stored as an empty filter hash flagged `FTRACE_HASH_FL_MOD`:
+//! the kernel's own value for "a filter that names no loaded function"
+//! (`ftrace_hash_empty()` does not call it empty), so every C reader of
+//! the manager's hashes sees nothing to trace.
+//!
+//! A leaf module with `unsafe` code: the C calls on hashes.
+
+use core::{
+    marker::PhantomData,
+    ptr, //
+};
+
+use kernel::{
+    bindings,
+    error::{
+        code::ENOMEM,
+        to_result,
+        Error,
+        Result, //
+    },
+    ffi::c_uint,
+};
+
+use crate::{
+    kside::env::{
+        c_word,
+        Ops, //
+    },
+    kside::lock::FtraceLocked,
+    rfcore::filter::{
+        FnSet,
+        Hashes,
+        Selection, //
+    },
+};
+
+/// A set of functions held in a kernel `ftrace_hash`.
+///
+/// # Invariants
+///
+/// `ptr` is null (the empty set) or a live hash that nobody changes while
+/// the `KHash` exists. If `owned`, the hash was allocated for this value
+/// alone, is published nowhere and is freed on drop; if not, it is a hash
+/// of an ops, kept alive and unchanged by `ftrace_lock`, held for `'a`.
+pub(crate) struct KHash<'a> {
+    ptr: *mut bindings::ftrace_hash,
+    owned: bool,
+    _lock: PhantomData<&'a FtraceLocked>,
+}
+
+impl<'a> KHash<'a> {
+    /// The filter (`notrace` false) or notrace hash of `ops`.
+    fn of_ops(ops: Ops<'a>, notrace: bool) -> Self {
+        // SAFETY: `ops` is live and ftrace_lock is held for `'a` (type
+        // invariants of `Ops`); the call only reads its hash pointer.
+        let ptr = unsafe { bindings::rftrace_shim_ops_hash(ops.as_ptr(), notrace) };
+        // INVARIANT: a hash of a live ops, kept by ftrace_lock for `'a`.
+        KHash {
+            ptr,
+            owned: false,
+            _lock: PhantomData,
+        }
+    }
+
+    /// A hash made for this value: null, or just allocated.
+    fn new_owned(ptr: *mut bindings::ftrace_hash) -> Self {
+        // INVARIANT: the callers pass a hash nobody else has.
+        KHash {
+            ptr,
+            owned: true,
+            _lock: PhantomData,
+        }
+    }
+
+    /// The hash names no function yet says it is not empty: a filter of
+    /// nothing (`FTRACE_HASH_FL_MOD`, e.g. `:mod:` of a module not loaded).
+    fn is_nothing(&self) -> bool {
+        // SAFETY: a live hash or null (type invariants); only reads it.
+        unsafe { bindings::rftrace_shim_hash_is_nothing(self.ptr) }
+    }
+
+    fn combine(&self, other: &Self, op: c_uint) -> Result<Self> {
+        let mut out = ptr::null_mut();
+        // SAFETY: both are null or live hashes (type invariants), only
+        // read; `out` is a valid place for the result.
+        to_result(unsafe {
+            bindings::rftrace_shim_hash_combine(self.ptr, other.ptr, op, &mut out)
+        })?;
+        Ok(Self::new_owned(out))
+    }
+
+    /// The hash, handed over to C (null for the empty set): an ops' hash
+    /// is copied, since the caller frees what it gets.
+    fn into_raw(self) -> Result<*mut bindings::ftrace_hash> {
+        let own = if self.owned {
+            self
+        } else {
+            self.union(&Self::new_owned(ptr::null_mut()))?
+        };
+        let raw = own.ptr;
+        core::mem::forget(own);
+        Ok(raw)
+    }
+}
+
+impl Drop for KHash<'_> {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: an owned hash is ours alone (type invariants);
+            // free_ftrace_hash() takes null too.
+            unsafe { bindings::free_ftrace_hash(self.ptr) };
+        }
+    }
+}
+
+impl FnSet for KHash<'_> {
+    type Error = Error;
+
+    fn empty() -> Result<Self> {
+        Ok(Self::new_owned(ptr::null_mut()))
+    }
+
+    fn contains(&self, ip: u64) -> bool {
+        // SAFETY: a live hash or null (type invariants); only reads it.
+        unsafe { bindings::rftrace_shim_hash_contains(self.ptr, c_word(ip)) }
+    }
+
+    fn is_empty(&self) -> bool {
+        // SAFETY: as in `contains()`.
+        unsafe { bindings::rftrace_shim_hash_count(self.ptr) == 0 }
+    }
+
+    fn union(&self, other: &Self) -> Result<Self> {
+        self.combine(other, bindings::RFTRACE_SET_UNION)
+    }
+
+    fn intersection(&self, other: &Self) -> Result<Self> {
+        self.combine(other, bindings::RFTRACE_SET_INTERSECTION)
+    }
+
+    fn difference(&self, other: &Self) -> Result<Self> {
+        self.combine(other, bindings::RFTRACE_SET_DIFFERENCE)
+    }
+}
+
+/// What one sub-ops traces, read from its hashes as documented (a filter
+/// flagged as naming nothing selects nothing).
+fn selection_of(ops: Ops<'_>) -> Result<Selection<KHash<'_>>> {
+    let filter = KHash::of_ops(ops, false);
+    if filter.is_nothing() {
+        return Selection::nothing();
+    }
+    Selection::from_user(filter, KHash::of_ops(ops, true))
+}
+
+/// The sub-ops of a manager, under `ftrace_lock`.
+fn subops<'a>(manager: Ops<'a>, lock: &'a FtraceLocked) -> impl Iterator<Item = Ops<'a>> {
+    let mut prev: Option<Ops<'a>> = None;
+    core::iter::from_fn(move || {
+        let after = prev.map_or(ptr::null_mut(), |p| p.as_ptr());
+        // SAFETY: `manager` is live and `after` null or one of its sub-ops
+        // (the previous answer), under ftrace_lock, which keeps the list.
+        let next = unsafe { bindings::rftrace_shim_subops_next(manager.as_ptr(), after) };
+        // SAFETY: a sub-ops on the manager's list, live while ftrace_lock
+        // is held.
+        prev = unsafe { Ops::from_raw(next, lock) };
+        prev
+    })
+}
+
+/// The manager ops' hashes from its sub-ops' selections: the filter and
+/// notrace hash for C (null: empty), with "no function" as the flagged
+/// empty filter. Returns whether the manager traces nothing.
+pub(crate) fn manager_hashes(
+    manager: Ops<'_>,
+    lock: &FtraceLocked,
+) -> Result<(*mut bindings::ftrace_hash, *mut bindings::ftrace_hash, bool)> {
+    let mut all = Selection::nothing()?;
+    for sub in subops(manager, lock) {
+        all = all.union(&selection_of(sub)?)?;
+    }
+    match all.into_hashes()? {
+        Hashes::Nothing => {
+            // SAFETY: allocates a new hash.
+            let nothing = unsafe { bindings::rftrace_shim_hash_nothing() };
+            if nothing.is_null() {
+                return Err(ENOMEM);
+            }
+            Ok((nothing, ptr::null_mut(), true))
+        }
+        Hashes::Filter { filter, notrace } => {
+            let filter = filter.into_raw()?;
+            match notrace.into_raw() {
+                Ok(notrace) => Ok((filter, notrace, false)),
+                Err(e) => {
+                    // SAFETY: ours alone, just made.
+                    unsafe { bindings::free_ftrace_hash(filter) };
+                    Err(e)
+                }
+            }
+        }
+    }
+}
