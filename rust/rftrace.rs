@@ -87,6 +87,8 @@ struct Stats {
     pass_shadow: Atomic<u64>,
     manager_hashes: Atomic<u64>,
     manager_nothing: Atomic<u64>,
+    consistency_checks: Atomic<u64>,
+    consistency_diffs: Atomic<u64>,
 }
 
 static STATS: Stats = Stats {
@@ -116,6 +118,8 @@ static STATS: Stats = Stats {
     pass_shadow: Atomic::new(0),
     manager_hashes: Atomic::new(0),
     manager_nothing: Atomic::new(0),
+    consistency_checks: Atomic::new(0),
+    consistency_diffs: Atomic::new(0),
 };
 
 /// Counts one walk of the kernel's ops list (`ops_list_walks`).
@@ -164,6 +168,8 @@ impl Stats {
             24 => (b"pass_shadow_checks\0", r(&self.pass_shadow)),
             25 => (b"manager_hashes\0", r(&self.manager_hashes)),
             26 => (b"manager_traces_nothing\0", r(&self.manager_nothing)),
+            27 => (b"consistency_checks\0", r(&self.consistency_checks)),
+            28 => (b"consistency_differences\0", r(&self.consistency_diffs)),
             _ => return None,
         })
     }
@@ -174,6 +180,24 @@ fn shadow_diff(args: core::fmt::Arguments<'_>) {
     let seen = STATS.shadow_diffs.fetch_add(1, Relaxed);
     if seen < 8 {
         kernel::pr_warn!("shadow: {}\n", args);
+    }
+}
+
+/// Counts a difference found by the registry's consistency check and logs
+/// the first few.
+fn consistency_diff(args: core::fmt::Arguments<'_>) {
+    let seen = STATS.consistency_diffs.fetch_add(1, Relaxed);
+    if seen < 8 {
+        kernel::pr_warn!("consistency: {}\n", args);
+    }
+}
+
+/// Whether this architecture has per-site ops literals.
+fn call_ops_mode() -> CallOps {
+    if cfg!(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS) {
+        CallOps::Supported
+    } else {
+        CallOps::Unsupported
     }
 }
 
@@ -188,11 +212,7 @@ fn shadow_diff(args: core::fmt::Arguments<'_>) {
 /// (see `account::remove`); the shadow mode counts those deliberate
 /// differences apart (`call_ops_survivor_rule`).
 pub(crate) fn account_rec(rec: Rec<'_>, ops: Ops<'_>, inc: bool) -> bool {
-    let mode = if cfg!(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS) {
-        CallOps::Supported
-    } else {
-        CallOps::Unsupported
-    };
+    let mode = call_ops_mode();
     let before = rec.flags();
     let props = ops.props();
     let mut others = KernelOthers::new(rec, ops);

@@ -11,7 +11,7 @@
 #                  KUnit boot logs a kernel warning) or selftest:FILE.tc
 #                  (that file of selftests/rftrace fails)
 #   BREAK_WHAT     one line for the report
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head"
 
 break_def() { # NAME
 	case $1 in
@@ -39,6 +39,12 @@ break_def() { # NAME
 		BREAK_PERL='s/(\n        )Hashes::Nothing => \{/${1}Hashes::Nothing if true => Ok((ptr::null_mut(), ptr::null_mut(), true)),${1}Hashes::Nothing => {/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:fgraph-notrace-covers-filter.tc ;;
+	consistency-skips-head)
+		BREAK_WHAT="the registry consistency check leaves the first ops of the list out"
+		BREAK_FILE=rust/kside/pass.rs
+		BREAK_PERL='s/(let mut users = Users::none\(\);\n\s+let mut op = )list\.head\(\);/${1}list.head().and_then(|h| list.next(h));/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;
 	*) return 1 ;;
 	esac
 }

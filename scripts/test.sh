@@ -227,11 +227,13 @@ if [ $run_ftracetest = 1 ]; then
 	echo "$line" | grep -qE '^[0-9]+ passed, [0-9]+ failed$' || f=$((f + 1))
 	account "upstream ftracetest (parity)" "$p" "$f"
 	# The shadow kernel logs every difference between a Rust and a C
-	# decision ("rftrace: shadow: ..."); none may appear in the whole run.
+	# decision ("rftrace: shadow: ...") and every record whose accounting
+	# the registry's consistency check finds wrong ("rftrace:
+	# consistency: ..."); none may appear in the whole run.
 	if [ "$variant" = shadow ] && [ -d "$logs/console" ]; then
 		n=$(find "$logs" -path '*console*' -name '*.log' -exec cat {} + |
-			grep -a -c 'rftrace: shadow:' || true)
-		echo "shadow differences logged during ftracetest: $n"
+			grep -a -c 'rftrace: shadow:\|rftrace: consistency:' || true)
+		echo "shadow and consistency differences logged during ftracetest: $n"
 		if [ "$n" -eq 0 ]; then
 			account "shadow check over ftracetest" 1 0
 		else

@@ -334,14 +334,33 @@ impl<'a> ListOps<'a> {
         word(unsafe { (*self.ptr.as_ptr()).flags })
     }
 
+    /// The same ops as an [`Ops`] handle.
+    fn as_ops(self) -> Ops<'a> {
+        // INVARIANT: an ops on the list is live while ftrace_lock is held
+        // for `'a`, which the list handle proves.
+        Ops {
+            ptr: self.ptr,
+            _lock: PhantomData,
+        }
+    }
+
     /// The ops' function may be called directly from a site's literal
     /// (`ftrace_ops_get_func(op) == op->func`: no assist function).
     fn call_ops_ok(self) -> bool {
-        let ops: Ops<'a> = Ops {
-            ptr: self.ptr,
-            _lock: PhantomData,
-        };
-        ops.props().call_ops_ok
+        self.as_ops().props().call_ops_ok
+    }
+
+    /// The ops is enabled (`FTRACE_OPS_FL_ENABLED`): the records it covers
+    /// count it.
+    pub(crate) fn enabled(self) -> bool {
+        self.flags() & u64::from(bindings::FTRACE_OPS_FL_ENABLED) != 0
+    }
+
+    /// What the accounting knows about the ops, and whether it is an
+    /// IPMODIFY ops.
+    pub(crate) fn props(self) -> (OpsProps, bool) {
+        let ipmodify = self.flags() & u64::from(bindings::FTRACE_OPS_FL_IPMODIFY) != 0;
+        (self.as_ops().props(), ipmodify)
     }
 }
 

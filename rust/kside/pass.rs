@@ -39,12 +39,23 @@ use crate::{
     },
     kside::lock::FtraceLocked,
     rfcore::{
-        flags::RecFlags,
+        consistency::{
+            self,
+            Users, //
+        },
+        flags::{
+            RecFlags,
+            DISABLED,
+            ENABLED, //
+        },
         record::{
             Decision,
             Update, //
         },
-        select,
+        select::{
+            self,
+            OpsList, //
+        },
         update::{
             self,
             Arch,
@@ -284,6 +295,49 @@ pub(crate) fn shadow(rec: Rec<'_>, enable: bool, decision: &Decision, facts: Opt
     }
 }
 
+/// The registry's consistency check ([`crate::rfcore::consistency`]), in
+/// the shadow build before every update pass: each record's count and
+/// request bits against the enabled ops that cover it now, from one walk
+/// of the ops list per record. A difference is counted
+/// (`consistency_differences`) and the first few are logged.
+fn consistency(lock: &FtraceLocked) {
+    if !cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
+        return;
+    }
+    let mode = crate::call_ops_mode();
+    let mut recs = KernelRecords::new(lock);
+    let mut list = KernelOpsList::new(lock);
+    let mut at = recs.first();
+    while let Some(cursor) = at {
+        let rec = recs.record(cursor);
+        let flags = rec.flags();
+        // Not accounted by the kernel either (`skip_record()`).
+        if !(flags.any(DISABLED) && !flags.any(ENABLED)) {
+            let mut users = Users::none();
+            let mut op = list.head();
+            while let Some(o) = op {
+                if o.enabled() && list.covers(o, rec.ip()) {
+                    let (props, ipmodify) = o.props();
+                    users.add(props, ipmodify);
+                }
+                op = list.next(o);
+            }
+            STATS.consistency_checks.add(1, Relaxed);
+            let m = consistency::check(flags, &users, mode);
+            if m.any() {
+                crate::consistency_diff(format_args!(
+                    "{:#x} flags {:#x}, {} enabled ops cover it: {:?}",
+                    rec.ip(),
+                    flags.raw(),
+                    users.count(),
+                    m
+                ));
+            }
+        }
+        at = recs.next(cursor);
+    }
+}
+
 /// The plans kept between the check pass and the write pass.
 struct KernelStore<'a, C> {
     plans: KVVec<(Rec<'a>, C, Decision)>,
@@ -314,6 +368,7 @@ pub(crate) fn replace_all<A: Arch>(lock: &FtraceLocked, arch: &mut A, enable: bo
         plans: KVVec::new(),
     };
     let mut counts = Counts::default();
+    consistency(lock);
     let walks = STATS.ops_walks.load(Relaxed);
     let _ = update::update_all(&mut recs, arch, &mut store, enable, &mut counts);
     // The walks of this pass (ftrace_lock keeps other walkers out).

@@ -14,6 +14,7 @@
 
 pub mod account;
 pub mod arm64;
+pub mod consistency;
 pub mod filter;
 pub mod flags;
 pub mod pages;

@@ -10,6 +10,8 @@
 //! - [`golden`]: reading the golden files of those two, and checking they are current.
 //! - [`update`]: the update pass (gather / plan / check / write) on a
 //!   simulated kernel, for a simulated x86 and a simulated arm64.
+//! - [`consistency`]: the registry's consistency check against every order
+//!   of adding and removing ops of every kind, and each damage reported.
 //! - [`filter`]: the filter algebra of the ops registry against a set model,
 //!   exhaustively for one ops and two sub-ops, randomly for three.
 //! - [`pages`]: the record table's group sizes, bisection and removal.
@@ -18,6 +20,7 @@
 
 mod account;
 mod arm64;
+mod consistency;
 mod filter;
 mod golden;
 mod model;

@@ -138,6 +138,10 @@ use crate::rfcore::{
         OpsProps,
         Others, //
     },
+    consistency::{
+        self,
+        Users, //
+    },
     flags::RecFlags,
     record::{
         decide,
@@ -546,8 +550,37 @@ impl Sim {
         update
     }
 
-    /// An update pass (`ftrace_replace_code()` on x86).
+    /// The registry's consistency check (`rfcore::consistency`) on every
+    /// record: its accounting against the enabled ops that cover it now.
+    fn consistency(&mut self) {
+        let mode = self.call_ops_mode();
+        for r in &self.recs {
+            if is(r.flags, bit::DISABLED) && !is(r.flags, bit::ENABLED) {
+                continue;
+            }
+            let mut users = Users::none();
+            let mut names = Vec::new();
+            for &o in &self.list {
+                let op = &self.ops[o];
+                if op.enabled && op.hash.contains(r.ip) {
+                    users.add(op.props(), op.ipmodify);
+                    names.push(op.name.as_str());
+                }
+            }
+            let m = consistency::check(RecFlags::from_raw(r.flags), &users, mode);
+            if m.any() {
+                self.errs.push(format!(
+                    "consistency: {:#x} flags {:#x}, users {names:?}: {m:?}",
+                    r.ip, r.flags
+                ));
+            }
+        }
+    }
+
+    /// An update pass (`ftrace_replace_code()` on x86), after the
+    /// consistency check the shadow kernel runs there.
     fn update(&mut self) {
+        self.consistency();
         let mut c = Counts::default();
         let mut arch = self.take_arch();
         let mut store = VecStore::default();
