@@ -72,4 +72,15 @@ start=$(date +%s)
 rm -rf "$out/modroot"
 "${mk[@]}" INSTALL_MOD_PATH="$out/modroot" INSTALL_MOD_STRIP=1 modules_install \
 	>>"$out/build.log" 2>&1 || { tail -20 "$out/build.log"; die "modules_install failed"; }
+# The test modules every variant needs, stock included (selftests/modules),
+# built out of tree against this build.
+ext=$out/ext-modules
+mkdir -p "$ext"
+rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
+	"$top/selftests/modules/" "$ext/"
+"${mk[@]}" M="$ext" modules >>"$out/build.log" 2>&1 ||
+	{ tail -20 "$out/build.log"; die "test module build failed"; }
+"${mk[@]}" M="$ext" INSTALL_MOD_PATH="$out/modroot" INSTALL_MOD_STRIP=1 \
+	modules_install >>"$out/build.log" 2>&1 ||
+	{ tail -20 "$out/build.log"; die "test module install failed"; }
 step "built $out/$image in $(( $(date +%s) - start )) s"
