@@ -108,7 +108,11 @@ if [ ! -f "$SRC/Makefile" ]; then
 			die "apt-get update (unstable) failed, see $BUILD/apt-sid.log"
 		ver=$(apt-cache "${apt_sid[@]}" madison linux-source-7.2 |
 		      awk '{print $3}' | sort -V | tail -1)
-		[ -n "$ver" ] || die "no linux-source-7.2 offered by unstable"
+		[ -n "$ver" ] || die "Debian's unstable no longer offers linux-source-7.2.
+  Use a Linux 7.2 tree of your own: RFT_SRC=/path/to/linux-7.2 $0 (the
+  scripts patch that tree in place; see scripts/prepare-tree.sh), or apply
+  the series that scripts/mkseries.sh writes with git am (README, 'How it
+  fits into a kernel tree')."
 		(cd "$BUILD/dl" && apt-get "${apt_sid[@]}" download "linux-source-7.2=$ver" \
 			>>"$BUILD/apt-sid.log" 2>&1) ||
 			die "apt-get download linux-source-7.2=$ver failed"
@@ -123,7 +127,11 @@ if [ ! -f "$SRC/Makefile" ]; then
 	basename "$deb" | sed 's/^linux-source-7.2_//; s/_all.deb$//' > "$SRC.tmp/.debian-version"
 	mv "$SRC.tmp" "$SRC"
 fi
-echo "kernel source: linux-source-7.2 $(cat "$SRC/.debian-version") in $SRC"
+if [ -f "$SRC/.debian-version" ]; then
+	echo "kernel source: linux-source-7.2 $(cat "$SRC/.debian-version") in $SRC"
+else
+	echo "kernel source: $SRC (not Debian's package: RFT_SRC)"
+fi
 
 # arm64 guests (RFT_ARCH=arm64) run Debian's arm64 programs, fetched and
 # unpacked under build/ through a private apt configuration.
