@@ -237,6 +237,11 @@ void rftrace_shim_select_problem(struct dyn_ftrace *rec, int problem,
 	}
 }
 
+bool rftrace_shim_core_data(unsigned long addr)
+{
+	return is_kernel_core_data(addr);
+}
+
 /* Is @addr in the text of the core kernel (@mod NULL) or of @mod? */
 bool rftrace_shim_in_text(struct module *mod, unsigned long addr)
 {

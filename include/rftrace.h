@@ -109,6 +109,21 @@ void rftrace_finish(void);
  */
 int rftrace_manager_hashes(struct ftrace_ops *ops, struct ftrace_hash **filter,
 			   struct ftrace_hash **notrace_hash);
+/*
+ * The ops registry; callers hold ftrace_lock.  rftrace_register_ops() and
+ * rftrace_unregister_ops() are __register_ftrace_function() and
+ * __unregister_ftrace_function() (the ops list, the ops' saved and pid
+ * functions, its trampoline, then rftrace_update_function()), with 7.2's
+ * errnos.  rftrace_update_function() is update_ftrace_function(): what
+ * the shared callers call and the ops they pass.  rftrace_account_walk()
+ * is __ftrace_hash_rec_update(): the accounting of @ops on every record
+ * its hashes cover; 1 if a site needs updating, 0 if none, -1 after a
+ * reference count overflow or underflow.
+ */
+int rftrace_register_ops(struct ftrace_ops *ops);
+int rftrace_unregister_ops(struct ftrace_ops *ops);
+void rftrace_update_function(void);
+int rftrace_account_walk(struct ftrace_ops *ops, bool inc);
 /* Counter @idx: stores its name in @name and returns true, or false. */
 bool rftrace_stat(unsigned int idx, const char **name, u64 *val);
 
@@ -197,6 +212,9 @@ void rftrace_shim_scan_report(struct module *mod, const u64 *counts,
 void rftrace_shim_select_problem(struct dyn_ftrace *rec, int problem,
 				 bool new);
 
+/* is_kernel_core_data(): @addr is in the kernel's core data. */
+bool rftrace_shim_core_data(unsigned long addr);
+
 /* Implemented in kernel/trace/ftrace.c: the kernel's C logic and queries. */
 int ftrace_c_check_record(struct dyn_ftrace *rec, bool enable, bool update);
 bool ftrace_c_rec_account(struct dyn_ftrace *rec, struct ftrace_ops *ops,
@@ -210,6 +228,22 @@ struct ftrace_ops *ftrace_c_removed_ops(void);
 unsigned long ftrace_c_get_addr_new(struct dyn_ftrace *rec);
 unsigned long ftrace_c_get_addr_curr(struct dyn_ftrace *rec);
 struct ftrace_ops *ftrace_c_find_unique_ops(struct dyn_ftrace *rec);
+/*
+ * The registry's C parts: the pid filter and trampoline of an ops joining
+ * the list; the shared callers' function, set from a choice (@callee:
+ * ftrace_stub, the list function, or ftrace_ops_get_func(@op)) and, for
+ * the shadow mode, the choice C makes from the list (stores its ops).
+ */
+enum {
+	RFTRACE_CALLEE_STUB,
+	RFTRACE_CALLEE_LIST,
+	RFTRACE_CALLEE_OPS,
+};
+bool ftrace_c_pids_enabled(struct ftrace_ops *ops);
+void ftrace_c_use_pid_func(struct ftrace_ops *ops);
+void ftrace_c_update_trampoline(struct ftrace_ops *ops);
+void ftrace_c_set_trace_function(struct ftrace_ops *op, unsigned int callee);
+unsigned int ftrace_c_trace_function(struct ftrace_ops **op);
 /* The record table: C's lookup, its head, and its page groups. */
 struct dyn_ftrace *ftrace_c_lookup_rec(unsigned long start, unsigned long end);
 struct ftrace_page *ftrace_c_pages_start(void);

@@ -89,6 +89,10 @@ struct Stats {
     manager_nothing: Atomic<u64>,
     consistency_checks: Atomic<u64>,
     consistency_diffs: Atomic<u64>,
+    registered: Atomic<u64>,
+    unregistered: Atomic<u64>,
+    trace_function_updates: Atomic<u64>,
+    account_walks: Atomic<u64>,
 }
 
 static STATS: Stats = Stats {
@@ -120,6 +124,10 @@ static STATS: Stats = Stats {
     manager_nothing: Atomic::new(0),
     consistency_checks: Atomic::new(0),
     consistency_diffs: Atomic::new(0),
+    registered: Atomic::new(0),
+    unregistered: Atomic::new(0),
+    trace_function_updates: Atomic::new(0),
+    account_walks: Atomic::new(0),
 };
 
 /// Counts one walk of the kernel's ops list (`ops_list_walks`).
@@ -170,6 +178,13 @@ impl Stats {
             26 => (b"manager_traces_nothing\0", r(&self.manager_nothing)),
             27 => (b"consistency_checks\0", r(&self.consistency_checks)),
             28 => (b"consistency_differences\0", r(&self.consistency_diffs)),
+            29 => (b"registry_registered\0", r(&self.registered)),
+            30 => (b"registry_unregistered\0", r(&self.unregistered)),
+            31 => (
+                b"registry_trace_function_updates\0",
+                r(&self.trace_function_updates),
+            ),
+            32 => (b"registry_account_walks\0", r(&self.account_walks)),
             _ => return None,
         })
     }

@@ -47,6 +47,7 @@ use crate::{
         from_c,
         to_c, //
     },
+    kside::registry,
     rfcore::record::Update,
     shadow_diff,
     STATS, //
@@ -441,6 +442,94 @@ pub(crate) unsafe extern "C" fn rftrace_manager_hashes(
     }
 }
 
+/// Runs `f` on an ops handed over by C, under `ftrace_lock`; `null` is
+/// the answer for a null ops (which also warns once).
+///
+/// # Safety
+///
+/// `ops` is null or a live, initialised ops, and the caller holds
+/// `ftrace_lock`.
+unsafe fn with_ops<R>(
+    ops: *mut bindings::ftrace_ops,
+    null: R,
+    f: impl FnOnce(Ops<'_>, &FtraceLocked) -> R,
+) -> R {
+    if null_from_c(ops) {
+        return null;
+    }
+    // SAFETY: the caller holds ftrace_lock (function contract), and `ops`
+    // is live.
+    unsafe {
+        FtraceLocked::held(|lock| match Ops::from_raw(ops, lock) {
+            Some(ops) => f(ops, lock),
+            None => null,
+        })
+    }
+}
+
+/// `__register_ftrace_function()`: 0 or 7.2's errno.
+///
+/// # Safety
+///
+/// `ops` is a live, initialised ops and the caller holds `ftrace_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_register_ops(ops: *mut bindings::ftrace_ops) -> c_int {
+    // SAFETY: the same contract.
+    unsafe {
+        with_ops(ops, einval(), |ops, lock| {
+            registry::register(ops, lock).map_or_else(|e| e.to_errno(), |()| 0)
+        })
+    }
+}
+
+/// `__unregister_ftrace_function()`: 0 or 7.2's errno.
+///
+/// # Safety
+///
+/// `ops` is a live, initialised ops and the caller holds `ftrace_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_unregister_ops(ops: *mut bindings::ftrace_ops) -> c_int {
+    // SAFETY: the same contract.
+    unsafe {
+        with_ops(ops, einval(), |ops, lock| {
+            registry::unregister(ops, lock).map_or_else(|e| e.to_errno(), |()| 0)
+        })
+    }
+}
+
+/// `update_ftrace_function()`.
+///
+/// # Safety
+///
+/// The caller holds `ftrace_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_update_function() {
+    // SAFETY: the same contract.
+    unsafe { FtraceLocked::held(registry::update_function) }
+}
+
+/// `__ftrace_hash_rec_update()`: 1 if a site needs an update pass, 0 if
+/// none, -1 after a reference count overflow or underflow.
+///
+/// # Safety
+///
+/// `ops` is a live, initialised ops and the caller holds `ftrace_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_account_walk(
+    ops: *mut bindings::ftrace_ops,
+    inc: bool,
+) -> c_int {
+    // SAFETY: the same contract.
+    unsafe {
+        with_ops(ops, -1, |ops, lock| {
+            match registry::account_walk(ops, inc, lock) {
+                Ok(update) => c_int::from(update),
+                Err(()) => -1,
+            }
+        })
+    }
+}
+
 /// Counter `idx`: stores its name in `*name` and returns true, or false.
 ///
 /// # Safety
@@ -615,6 +704,10 @@ same_signature!(
     rftrace_modify_call,
     rftrace_make_nop,
     rftrace_manager_hashes,
+    rftrace_register_ops,
+    rftrace_unregister_ops,
+    rftrace_update_function,
+    rftrace_account_walk,
 );
 #[cfg(CONFIG_X86_64)]
 same_signature!(rftrace_update_call, rftrace_finish);

@@ -62,7 +62,7 @@ pub(crate) struct KHash<'a> {
 
 impl<'a> KHash<'a> {
     /// The filter (`notrace` false) or notrace hash of `ops`.
-    fn of_ops(ops: Ops<'a>, notrace: bool) -> Self {
+    pub(crate) fn of_ops(ops: Ops<'a>, notrace: bool) -> Self {
         // SAFETY: `ops` is live and ftrace_lock is held for `'a` (type
         // invariants of `Ops`); the call only reads its hash pointer.
         let ptr = unsafe { bindings::rftrace_shim_ops_hash(ops.as_ptr(), notrace) };
@@ -86,9 +86,15 @@ impl<'a> KHash<'a> {
 
     /// The hash names no function yet says it is not empty: a filter of
     /// nothing (`FTRACE_HASH_FL_MOD`, e.g. `:mod:` of a module not loaded).
-    fn is_nothing(&self) -> bool {
+    pub(crate) fn is_nothing(&self) -> bool {
         // SAFETY: a live hash or null (type invariants); only reads it.
         unsafe { bindings::rftrace_shim_hash_is_nothing(self.ptr) }
+    }
+
+    /// The number of functions the hash names.
+    pub(crate) fn count(&self) -> u64 {
+        // SAFETY: a live hash or null (type invariants); only reads it.
+        crate::kside::env::word(unsafe { bindings::rftrace_shim_hash_count(self.ptr) })
     }
 
     fn combine(&self, other: &Self, op: c_uint) -> Result<Self> {
@@ -138,8 +144,7 @@ impl FnSet for KHash<'_> {
     }
 
     fn is_empty(&self) -> bool {
-        // SAFETY: as in `contains()`.
-        unsafe { bindings::rftrace_shim_hash_count(self.ptr) == 0 }
+        self.count() == 0
     }
 
     fn union(&self, other: &Self) -> Result<Self> {

@@ -13,3 +13,4 @@ mod kunit;
 pub(crate) mod lock;
 pub(crate) mod pass;
 pub(crate) mod records;
+pub(crate) mod registry;

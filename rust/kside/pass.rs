@@ -43,11 +43,7 @@ use crate::{
             self,
             Users, //
         },
-        flags::{
-            RecFlags,
-            DISABLED,
-            ENABLED, //
-        },
+        flags::RecFlags,
         record::{
             Decision,
             Update, //
@@ -296,11 +292,13 @@ pub(crate) fn shadow(rec: Rec<'_>, enable: bool, decision: &Decision, facts: Opt
 }
 
 /// The registry's consistency check ([`crate::rfcore::consistency`]), in
-/// the shadow build before every update pass: each record's count and
+/// the shadow build before every update pass and when an ops joins or
+/// leaves the list (so after every registry operation that went before
+/// it): each record's count and
 /// request bits against the enabled ops that cover it now, from one walk
 /// of the ops list per record. A difference is counted
 /// (`consistency_differences`) and the first few are logged.
-fn consistency(lock: &FtraceLocked) {
+pub(crate) fn consistency(lock: &FtraceLocked) {
     if !cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
         return;
     }
@@ -312,7 +310,7 @@ fn consistency(lock: &FtraceLocked) {
         let rec = recs.record(cursor);
         let flags = rec.flags();
         // Not accounted by the kernel either (`skip_record()`).
-        if !(flags.any(DISABLED) && !flags.any(ENABLED)) {
+        if crate::rfcore::registry::walk_takes(flags) {
             let mut users = Users::none();
             let mut op = list.head();
             while let Some(o) = op {

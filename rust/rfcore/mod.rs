@@ -19,6 +19,7 @@ pub mod filter;
 pub mod flags;
 pub mod pages;
 pub mod record;
+pub mod registry;
 pub mod select;
 pub mod table;
 pub mod update;

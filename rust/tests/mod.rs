@@ -14,6 +14,8 @@
 //!   of adding and removing ops of every kind, and each damage reported.
 //! - [`filter`]: the filter algebra of the ops registry against a set model,
 //!   exhaustively for one ops and two sub-ops, randomly for three.
+//! - [`registry`]: the registry's admission, shared-caller choice and
+//!   accounting walk against a model of the documented rules.
 //! - [`pages`]: the record table's group sizes, bisection and removal.
 //! - [`sim`]: accounting, decisions and patching driven through a simulated
 //!   kernel (ops of every kind, filters, modules), against [`sim_model`].
@@ -26,6 +28,7 @@ mod golden;
 mod model;
 mod pages;
 mod record;
+mod registry;
 mod select;
 mod sim;
 mod sim_model;

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The `ftrace_ops` registry on the kernel's structures: the ops list
+//! (`ftrace_ops_list`, which the list function and the arch code read
+//! without a lock), joining and leaving it, the function the shared
+//! callers call, and an ops' accounting walk over the record table.
+//!
+//! The decisions are [`crate::rfcore::registry`]'s; this module reads the
+//! facts under `ftrace_lock` and writes the answers where the C readers
+//! expect them. The list keeps the form those readers walk: a singly
+//! linked list ending at `ftrace_list_end`, each link published with
+//! release semantics (`rcu_assign_pointer()`) and read with
+//! `rcu_dereference()`; an ops taken out keeps its `next`, so a reader
+//! standing on it walks on to the end.
+//!
+//! A leaf module with `unsafe` code: the list links and ops fields as
+//! atomics, and the C calls for the ops' function, trampoline and the
+//! shared callers.
+
+use core::ptr;
+
+use kernel::{
+    bindings,
+    error::{
+        code::{
+            EBUSY,
+            EINVAL,
+            EPERM, //
+        },
+        Error,
+    },
+    sync::atomic::{
+        Atomic,
+        Relaxed,
+        Release, //
+    },
+};
+
+use crate::{
+    bump,
+    kside::env::{
+        Ops,
+        Rec, //
+    },
+    kside::hash::KHash,
+    kside::lock::FtraceLocked,
+    kside::pass::KernelRecords,
+    rfcore::filter::FnSet,
+    rfcore::record::Update,
+    rfcore::registry::{
+        self,
+        ops_fl,
+        Callee,
+        Joining,
+        Passed,
+        Reach,
+        Refusal, //
+    },
+    rfcore::update::Records,
+    shadow_diff,
+    STATS, //
+};
+
+// The pure core's flag values are the kernel's.
+const _: () = {
+    assert!(ops_fl::ENABLED == bindings::FTRACE_OPS_FL_ENABLED as u64);
+    assert!(ops_fl::DYNAMIC == bindings::FTRACE_OPS_FL_DYNAMIC as u64);
+    assert!(ops_fl::SAVE_REGS == bindings::FTRACE_OPS_FL_SAVE_REGS as u64);
+    assert!(ops_fl::SAVE_REGS_IF_SUPPORTED == bindings::FTRACE_OPS_FL_SAVE_REGS_IF_SUPPORTED as u64);
+    assert!(ops_fl::RECURSION == bindings::FTRACE_OPS_FL_RECURSION as u64);
+    assert!(ops_fl::STUB == bindings::FTRACE_OPS_FL_STUB as u64);
+    assert!(ops_fl::DELETED == bindings::FTRACE_OPS_FL_DELETED as u64);
+    assert!(ops_fl::RCU == bindings::FTRACE_OPS_FL_RCU as u64);
+    assert!(ops_fl::PERMANENT == bindings::FTRACE_OPS_FL_PERMANENT as u64);
+};
+
+/// `ftrace_list_end`, the list's end marker.
+fn list_end() -> *mut bindings::ftrace_ops {
+    ptr::addr_of_mut!(bindings::ftrace_list_end)
+}
+
+/// The head of the ops list, `ftrace_ops_list`.
+fn head(_lock: &FtraceLocked) -> &Atomic<*mut bindings::ftrace_ops> {
+    // SAFETY: a static, aligned pointer that lives forever; its readers
+    // use `rcu_dereference()` and its writers hold ftrace_lock (`_lock`),
+    // so every access is atomic or excluded by the lock.
+    unsafe { Atomic::from_ptr(ptr::addr_of_mut!(bindings::ftrace_ops_list)) }
+}
+
+/// The `next` link of `ops`.
+fn next(ops: Ops<'_>) -> &Atomic<*mut bindings::ftrace_ops> {
+    // SAFETY: `ops` is live while the borrow lasts (type invariants of
+    // `Ops`), and its `next` is read with `rcu_dereference()` and written
+    // only under ftrace_lock, which `ops` proves held.
+    unsafe { Atomic::from_ptr(ptr::addr_of_mut!((*ops.as_ptr()).next)) }
+}
+
+/// The flags word of `ops`, which lockless readers (the list function)
+/// read too.
+fn flags_of(ops: Ops<'_>) -> &Atomic<u64> {
+    // SAFETY: as in `next()`; `unsigned long` is a `u64` on the 64-bit
+    // arches this core builds for.
+    unsafe { Atomic::from_ptr(ptr::addr_of_mut!((*ops.as_ptr()).flags).cast::<u64>()) }
+}
+
+/// Puts `ops` at the head of the list: its `next` first, then the head,
+/// both with release semantics, so a reader that sees `ops` sees its link.
+fn push_front(ops: Ops<'_>, lock: &FtraceLocked) {
+    let head = head(lock);
+    next(ops).store(head.load(Relaxed), Release);
+    head.store(ops.as_ptr(), Release);
+}
+
+/// Takes `ops` out of the list; false if it is not on it. Its own `next`
+/// stays, for the readers standing on it.
+fn unlink(ops: Ops<'_>, lock: &FtraceLocked) -> bool {
+    let end = list_end();
+    let mut link = head(lock);
+    // Each step follows a link of the list, which ftrace_lock keeps as it
+    // is; the walk ends at the end marker.
+    loop {
+        let cur = link.load(Relaxed);
+        if cur.is_null() || cur == end {
+            return false;
+        }
+        // SAFETY: an ops on the list is live while ftrace_lock is held.
+        let Some(cur) = (unsafe { Ops::from_raw(cur, lock) }) else {
+            return false;
+        };
+        if cur.as_ptr() == ops.as_ptr() {
+            link.store(next(cur).load(Relaxed), Release);
+            return true;
+        }
+        link = next(cur);
+    }
+}
+
+/// What the registry knows of `ops` as it asks to join.
+fn joining(ops: Ops<'_>) -> Joining {
+    // SAFETY: reads the sysctl, written under ftrace_lock, which `ops`
+    // proves held.
+    let enabled = unsafe { ptr::addr_of!(bindings::ftrace_enabled).read() } != 0;
+    // SAFETY: a pure address check.
+    let core_data = unsafe { bindings::rftrace_shim_core_data(ops.as_ptr() as usize as _) };
+    Joining {
+        flags: flags_of(ops).load(Relaxed),
+        ftrace_enabled: enabled,
+        core_data,
+        with_regs: cfg!(CONFIG_DYNAMIC_FTRACE_WITH_REGS),
+    }
+}
+
+fn ftrace_enabled(_lock: &FtraceLocked) -> bool {
+    // SAFETY: the sysctl is written under ftrace_lock, which we hold.
+    unsafe { ptr::addr_of!(bindings::ftrace_enabled).read() != 0 }
+}
+
+/// `__register_ftrace_function()`: puts `ops` on the list (it is not
+/// started yet: its records are the caller's next step), saves its
+/// function, gives it the pid filter and its trampoline, and updates what
+/// the shared callers call. The refusals and their errnos are 7.2's;
+/// registering an enabled ops twice warns, as in 7.2.
+pub(crate) fn register(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error> {
+    // The operations before this one have settled.
+    crate::kside::pass::consistency(lock);
+    let flags = match registry::admit(joining(ops)) {
+        Ok(flags) => flags,
+        Err(refusal) => {
+            return Err(match refusal {
+                Refusal::Deleted | Refusal::RegsUnsupported => EINVAL,
+                Refusal::AlreadyEnabled => {
+                    kernel::warn_on!(true);
+                    EBUSY
+                }
+                Refusal::PermanentWhileDisabled => EBUSY,
+            });
+        }
+    };
+    flags_of(ops).store(flags, Relaxed);
+    push_front(ops, lock);
+    // SAFETY: `ops` is live and its functions are written under
+    // ftrace_lock; the C calls read the ops and the pid settings, and
+    // allocate or update the ops' own trampoline (x86) under the same lock.
+    unsafe {
+        let o = ops.as_ptr();
+        (*o).saved_func = (*o).func;
+        if bindings::ftrace_c_pids_enabled(o) {
+            bindings::ftrace_c_use_pid_func(o);
+        }
+        bindings::ftrace_c_update_trampoline(o);
+    }
+    bump(&STATS.registered, 1);
+    if ftrace_enabled(lock) {
+        update_function(lock);
+    }
+    Ok(())
+}
+
+/// `__unregister_ftrace_function()`: takes `ops` off the list (it has been
+/// stopped by the caller), updates what the shared callers call, and gives
+/// the ops its own function back. An ops that is not enabled is refused
+/// with a warning (`-EBUSY`), one not on the list with `-EPERM` (7.2's
+/// `-1`).
+pub(crate) fn unregister(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error> {
+    crate::kside::pass::consistency(lock);
+    if kernel::warn_on!(flags_of(ops).load(Relaxed) & ops_fl::ENABLED == 0) {
+        return Err(EBUSY);
+    }
+    if !unlink(ops, lock) {
+        return Err(EPERM);
+    }
+    if ftrace_enabled(lock) {
+        update_function(lock);
+    }
+    // SAFETY: `ops` is live and its functions are written under
+    // ftrace_lock.
+    unsafe {
+        let o = ops.as_ptr();
+        (*o).func = (*o).saved_func;
+    }
+    bump(&STATS.unregistered, 1);
+    Ok(())
+}
+
+/// What the shared callers are to call (`RFTRACE_CALLEE_*`) and the ops
+/// they are to pass, from the head of the list.
+pub(crate) fn trace_function(lock: &FtraceLocked) -> (u32, *mut bindings::ftrace_ops) {
+    let first = head(lock).load(Relaxed);
+    let first = if first == list_end() {
+        None
+    } else {
+        // SAFETY: the head is an ops on the list, live while ftrace_lock is
+        // held.
+        unsafe { Ops::from_raw(first, lock) }
+    };
+    let more = first.is_some_and(|op| next(op).load(Relaxed) != list_end());
+    let (callee, passed) = registry::trace_function(
+        first.map(|op| flags_of(op).load(Relaxed)),
+        more,
+        bindings::FTRACE_FORCE_LIST_FUNC != 0,
+    );
+    let op = match (passed, first) {
+        (Passed::First, Some(op)) => op.as_ptr(),
+        _ => list_end(),
+    };
+    let which = match callee {
+        Callee::Stub => bindings::RFTRACE_CALLEE_STUB,
+        Callee::List => bindings::RFTRACE_CALLEE_LIST,
+        Callee::Ops => bindings::RFTRACE_CALLEE_OPS,
+    };
+    (which, op)
+}
+
+/// The choice the kernel's C code makes from the list, for the shadow
+/// mode and KUnit.
+pub(crate) fn c_trace_function(_lock: &FtraceLocked) -> (u32, *mut bindings::ftrace_ops) {
+    let mut op = ptr::null_mut();
+    // SAFETY: under ftrace_lock (`_lock`); only reads the list and stores
+    // the ops C would pass in `op`.
+    let which = unsafe { bindings::ftrace_c_trace_function(&mut op) };
+    (which, op)
+}
+
+/// `update_ftrace_function()`: sets what the shared callers call, and the
+/// ops they pass. In the shadow build the kernel's own choice is computed
+/// beside it and a difference counted.
+pub(crate) fn update_function(lock: &FtraceLocked) {
+    let (which, op) = trace_function(lock);
+    if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
+        let (c_which, c_op) = c_trace_function(lock);
+        STATS.shadow_checks.add(1, Relaxed);
+        if (c_which, c_op) != (which, op) {
+            shadow_diff(format_args!(
+                "trace function: Rust {} with {:p}, C {} with {:p}",
+                which, op, c_which, c_op
+            ));
+        }
+    }
+    // SAFETY: under ftrace_lock; `op` is the end marker or an ops on the
+    // list.
+    unsafe { bindings::ftrace_c_set_trace_function(op, which) };
+    bump(&STATS.trace_function_updates, 1);
+}
+
+/// The accounting walk of `ops` over the record table
+/// (`__ftrace_hash_rec_update()`): one more (`inc`) or one less user on
+/// every record its hashes cover. Returns whether any site needs an update
+/// pass, or `Err` after a reference count overflow or underflow (already
+/// logged; the caller stops ftrace).
+pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Result<bool, ()> {
+    if flags_of(ops).load(Relaxed) & ops_fl::ENABLED == 0 {
+        return Ok(false);
+    }
+    let filter = KHash::of_ops(ops, false);
+    let notrace = KHash::of_ops(ops, true);
+    // An empty filter is every function; one flagged as naming nothing is
+    // not empty, and matches no record.
+    let reach = if filter.count() == 0 && !filter.is_nothing() {
+        Reach::All
+    } else {
+        Reach::Filter {
+            count: filter.count(),
+        }
+    };
+    bump(&STATS.account_walks, 1);
+    let mut recs = KernelRecords::new(lock);
+    let mut update = false;
+    let mut counted: u64 = 0;
+    let mut at = recs.first();
+    while let Some(cursor) = at {
+        let rec: Rec<'_> = recs.record(cursor);
+        at = recs.next(cursor);
+        if !registry::walk_takes(rec.flags()) {
+            continue;
+        }
+        let ip = rec.ip();
+        let in_filter = match reach {
+            Reach::All => false,
+            Reach::Filter { .. } => filter.contains(ip),
+        };
+        if matches!(reach, Reach::Filter { .. }) && !in_filter {
+            continue;
+        }
+        if !registry::walk_matches(reach, in_filter, notrace.contains(ip)) {
+            continue;
+        }
+        if !crate::account_rec(rec, ops, inc) {
+            return Err(());
+        }
+        counted = counted.saturating_add(1);
+        // What the update pass will do with the record.
+        update |= crate::check_record(rec, true, false).update != Update::Ignore;
+        if let Reach::Filter { count } = reach {
+            if counted == count {
+                break;
+            }
+        }
+    }
+    Ok(update)
+}

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The decisions of the `ftrace_ops` registry that do not depend on where
+//! the ops live: whether an ops may join the list and with which flags,
+//! which records an ops' accounting walk touches, and what the shared
+//! callers (`ftrace_caller`, the sites that are not per-ops) call.
+//!
+//! The kernel side (`kside::registry`) reads the facts, asks here, and
+//! writes the answer into the kernel's structures; the host tests check
+//! these answers against a model written from the documented rules.
+
+/// `ftrace_ops` flag bits (`FTRACE_OPS_FL_*` of Linux 7.2,
+/// `include/linux/ftrace.h`); the kernel side asserts each against its
+/// generated binding.
+pub mod ops_fl {
+    /// Started: the records the ops covers count it.
+    pub const ENABLED: u64 = 1 << 0;
+    /// Not in the kernel's core data (a module's or an allocated ops).
+    pub const DYNAMIC: u64 = 1 << 1;
+    /// Wants the full register set.
+    pub const SAVE_REGS: u64 = 1 << 2;
+    /// Wants the full register set if the arch can give it.
+    pub const SAVE_REGS_IF_SUPPORTED: u64 = 1 << 3;
+    /// Needs the recursion protection of the assist function.
+    pub const RECURSION: u64 = 1 << 4;
+    /// Skipped by the list function.
+    pub const STUB: u64 = 1 << 5;
+    /// Freed or about to be: may not register again.
+    pub const DELETED: u64 = 1 << 7;
+    /// May only be called while RCU is watching.
+    pub const RCU: u64 = 1 << 14;
+    /// Cannot be registered while `ftrace_enabled` is off.
+    pub const PERMANENT: u64 = 1 << 16;
+}
+
+/// What the registry knows when an ops asks to join the list
+/// (`__register_ftrace_function()`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Joining {
+    /// The ops' flags word.
+    pub flags: u64,
+    /// The `ftrace_enabled` sysctl is on.
+    pub ftrace_enabled: bool,
+    /// The ops lives in the kernel's core data (not a module's, not
+    /// allocated).
+    pub core_data: bool,
+    /// The arch saves the full register set on request
+    /// (`CONFIG_DYNAMIC_FTRACE_WITH_REGS`).
+    pub with_regs: bool,
+}
+
+/// Why an ops may not join the list; each is what Linux 7.2 answers.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Refusal {
+    /// The ops was deleted (`-EINVAL`).
+    Deleted,
+    /// The ops is already enabled: registered twice (`-EBUSY`, and the
+    /// kernel warns).
+    AlreadyEnabled,
+    /// It wants the register set the arch cannot save, and did not say
+    /// "if supported" (`-EINVAL`).
+    RegsUnsupported,
+    /// A permanent ops while `ftrace_enabled` is off (`-EBUSY`).
+    PermanentWhileDisabled,
+}
+
+/// Whether an ops may join the list, and its flags once it has: the
+/// "if supported" request becomes a plain one where the arch lacks the
+/// register set, and an ops outside the core data is dynamic (its
+/// unregistration waits for the tasks that may still run its function).
+pub fn admit(j: Joining) -> Result<u64, Refusal> {
+    let has = |bit: u64| j.flags & bit != 0;
+    if has(ops_fl::DELETED) {
+        return Err(Refusal::Deleted);
+    }
+    if has(ops_fl::ENABLED) {
+        return Err(Refusal::AlreadyEnabled);
+    }
+    let mut flags = j.flags;
+    if !j.with_regs {
+        if has(ops_fl::SAVE_REGS) && !has(ops_fl::SAVE_REGS_IF_SUPPORTED) {
+            return Err(Refusal::RegsUnsupported);
+        }
+        if has(ops_fl::SAVE_REGS_IF_SUPPORTED) {
+            flags |= ops_fl::SAVE_REGS;
+        }
+    }
+    if !j.ftrace_enabled && has(ops_fl::PERMANENT) {
+        return Err(Refusal::PermanentWhileDisabled);
+    }
+    if !j.core_data {
+        flags |= ops_fl::DYNAMIC;
+    }
+    Ok(flags)
+}
+
+/// What the shared callers call.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Callee {
+    /// `ftrace_stub`: nothing is registered.
+    Stub,
+    /// The list function, which tests every ops on the list.
+    List,
+    /// The single ops' function as `ftrace_ops_get_func()` gives it (its
+    /// own, or the assist function that adds recursion protection).
+    Ops,
+}
+
+/// The ops the shared callers pass along.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Passed {
+    /// The list's end marker (the list function ignores it).
+    ListEnd,
+    /// The first (and, with [`Callee::Ops`], only) ops on the list.
+    First,
+}
+
+/// The shared callers' function and the ops they pass
+/// (`update_ftrace_function()`), from the head of the list: `first` is
+/// the flags of the first ops (none: the list is empty), `more` whether
+/// another follows it, `force_list` whether the arch cannot pass an ops
+/// to a function (`FTRACE_FORCE_LIST_FUNC`).
+///
+/// One ops is called directly unless it is dynamic (it may go away while a
+/// CPU is between loading the function and calling it; the list function
+/// holds off its freeing) or must only run while RCU is watching (the list
+/// function checks). Two or more always go through the list function.
+pub fn trace_function(first: Option<u64>, more: bool, force_list: bool) -> (Callee, Passed) {
+    match first {
+        None => (Callee::Stub, Passed::ListEnd),
+        Some(_) if more => (Callee::List, Passed::ListEnd),
+        Some(flags) if force_list || flags & (ops_fl::DYNAMIC | ops_fl::RCU) != 0 => {
+            (Callee::List, Passed::First)
+        }
+        Some(_) => (Callee::Ops, Passed::First),
+    }
+}
+
+/// How an ops' accounting walk (`__ftrace_hash_rec_update()`) reads its
+/// hashes: every record not in `notrace` when the filter is empty, else
+/// the records in the filter and not in `notrace`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Reach {
+    /// Every record except those in the notrace hash.
+    All,
+    /// Only records of the filter hash (which holds `count` functions, so
+    /// the walk may stop after that many).
+    Filter {
+        /// Functions in the filter hash.
+        count: u64,
+    },
+}
+
+/// Whether the accounting walk takes a record with these flags: a record
+/// disabled at boot (a weak function's, one of a module still forming) is
+/// left out unless it is enabled already, whose accounting must go on.
+pub fn walk_takes(flags: crate::rfcore::flags::RecFlags) -> bool {
+    use crate::rfcore::flags::{
+        DISABLED,
+        ENABLED, //
+    };
+    !flags.any(DISABLED) || flags.any(ENABLED)
+}
+
+/// Whether the accounting walk of an ops with `reach` matches a record
+/// that is (`in_filter`) or is not in its filter, and is or is not in its
+/// notrace hash.
+pub fn walk_matches(reach: Reach, in_filter: bool, in_notrace: bool) -> bool {
+    match reach {
+        Reach::All => !in_notrace,
+        Reach::Filter { .. } => in_filter && !in_notrace,
+    }
+}

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The registry's decisions (`rfcore::registry`) against a model written
+//! from the documented rules of `register_ftrace_function()` and of the
+//! shared callers (Documentation/trace/ftrace-uses.rst, the comments of
+//! `include/linux/ftrace.h`), not from either implementation:
+//!
+//! - an ops may not join twice, nor after it was deleted; one that wants
+//!   the full register set where the arch cannot save it is refused unless
+//!   it asked "if supported", in which case it simply gets it where the
+//!   arch can; a permanent ops needs `ftrace_enabled`; an ops outside the
+//!   kernel's core data is dynamic;
+//! - nothing registered: the callers call the stub; two or more: the list
+//!   function; one: its function directly, unless it is dynamic or
+//!   RCU-only or the arch cannot pass an ops, when the list function calls
+//!   it;
+//! - an ops' accounting walk covers what its filter and notrace hashes
+//!   select ([`Selection::from_user`], itself checked against a set model
+//!   in `filter.rs`), and leaves out records disabled at boot unless they
+//!   are enabled.
+//!
+//! Every combination of the flags that matter is checked, with the other
+//! bits of the flags word set at random.
+
+use std::collections::BTreeSet;
+use std::convert::Infallible;
+use std::vec;
+use std::vec::Vec;
+
+use super::util::{seed, Rng};
+use crate::rfcore::filter::{FnSet, Selection};
+use crate::rfcore::flags::{RecFlags, DISABLED, ENABLED};
+use crate::rfcore::registry::{
+    admit, ops_fl, trace_function, walk_matches, walk_takes, Callee, Joining, Passed, Reach,
+    Refusal,
+};
+
+/// The bits `admit()` reads; the others must pass through unchanged.
+const READ: [u64; 6] = [
+    ops_fl::DELETED,
+    ops_fl::ENABLED,
+    ops_fl::SAVE_REGS,
+    ops_fl::SAVE_REGS_IF_SUPPORTED,
+    ops_fl::PERMANENT,
+    ops_fl::DYNAMIC,
+];
+
+/// The model's answer to an ops asking to join.
+fn model_admit(j: Joining) -> Result<u64, Refusal> {
+    let has = |bit| j.flags & bit != 0;
+    // The refusals that apply, in the order the kernel checks them (the
+    // first wins: a deleted ops is "deleted" even if also enabled).
+    let mut refusals = Vec::new();
+    if has(ops_fl::DELETED) {
+        refusals.push(Refusal::Deleted);
+    }
+    if has(ops_fl::ENABLED) {
+        refusals.push(Refusal::AlreadyEnabled);
+    }
+    let wants_regs = has(ops_fl::SAVE_REGS) || has(ops_fl::SAVE_REGS_IF_SUPPORTED);
+    let must_have_regs = has(ops_fl::SAVE_REGS) && !has(ops_fl::SAVE_REGS_IF_SUPPORTED);
+    if must_have_regs && !j.with_regs {
+        refusals.push(Refusal::RegsUnsupported);
+    }
+    if has(ops_fl::PERMANENT) && !j.ftrace_enabled {
+        refusals.push(Refusal::PermanentWhileDisabled);
+    }
+    if let Some(first) = refusals.first() {
+        return Err(*first);
+    }
+    let mut flags = j.flags;
+    // Without the arch's register set, "if supported" means "yes": the
+    // ops is treated as asking for regs everywhere.
+    if wants_regs && !j.with_regs {
+        flags |= ops_fl::SAVE_REGS;
+    }
+    if !j.core_data {
+        flags |= ops_fl::DYNAMIC;
+    }
+    Ok(flags)
+}
+
+#[test]
+fn admission_matches_the_documented_rules() {
+    let mut rng = Rng::new(seed(0x7e61));
+    let mut checked = 0u32;
+    for bits in 0u32..(1 << READ.len()) {
+        for env in 0u32..8 {
+            for _ in 0..4 {
+                // Random noise in the bits admit() does not read.
+                let mut flags = rng.next_u64() & !READ.iter().fold(0, |a, b| a | b);
+                for (i, bit) in READ.iter().enumerate() {
+                    if bits & (1 << i) != 0 {
+                        flags |= bit;
+                    }
+                }
+                let j = Joining {
+                    flags,
+                    ftrace_enabled: env & 1 != 0,
+                    core_data: env & 2 != 0,
+                    with_regs: env & 4 != 0,
+                };
+                assert_eq!(admit(j), model_admit(j), "{j:?}");
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 64 * 8 * 4);
+}
+
+#[test]
+fn admission_cases_from_the_documentation() {
+    let j = |flags, with_regs| Joining {
+        flags,
+        ftrace_enabled: true,
+        core_data: true,
+        with_regs,
+    };
+    // Registering twice.
+    assert_eq!(
+        admit(j(ops_fl::ENABLED, true)),
+        Err(Refusal::AlreadyEnabled)
+    );
+    // SAVE_REGS without the arch's support, with and without "if supported".
+    assert_eq!(
+        admit(j(ops_fl::SAVE_REGS, false)),
+        Err(Refusal::RegsUnsupported)
+    );
+    let both = ops_fl::SAVE_REGS | ops_fl::SAVE_REGS_IF_SUPPORTED;
+    assert_eq!(admit(j(both, false)), Ok(both));
+    assert_eq!(
+        admit(j(ops_fl::SAVE_REGS_IF_SUPPORTED, false)),
+        Ok(both),
+        "\"if supported\" becomes a plain request without the arch's support"
+    );
+    assert_eq!(
+        admit(j(ops_fl::SAVE_REGS_IF_SUPPORTED, true)),
+        Ok(ops_fl::SAVE_REGS_IF_SUPPORTED),
+        "with the arch's support the flags stay as asked"
+    );
+    // A module's ops is dynamic.
+    let module = Joining {
+        core_data: false,
+        ..j(0, true)
+    };
+    assert_eq!(admit(module), Ok(ops_fl::DYNAMIC));
+    // A permanent ops while ftrace is switched off.
+    let off = Joining {
+        ftrace_enabled: false,
+        ..j(ops_fl::PERMANENT, true)
+    };
+    assert_eq!(admit(off), Err(Refusal::PermanentWhileDisabled));
+}
+
+/// The model's choice for the shared callers, from the list as the flags
+/// of its ops (head first).
+fn model_trace_function(list: &[u64], force_list: bool) -> (Callee, Passed) {
+    match list {
+        [] => (Callee::Stub, Passed::ListEnd),
+        [only] => {
+            let needs_list = only & ops_fl::DYNAMIC != 0 || only & ops_fl::RCU != 0 || force_list;
+            if needs_list {
+                (Callee::List, Passed::First)
+            } else {
+                (Callee::Ops, Passed::First)
+            }
+        }
+        _ => (Callee::List, Passed::ListEnd),
+    }
+}
+
+#[test]
+fn trace_function_matches_the_documented_rules() {
+    let kinds = [
+        0,
+        ops_fl::DYNAMIC,
+        ops_fl::RCU,
+        ops_fl::RECURSION,
+        ops_fl::DYNAMIC | ops_fl::RCU,
+        ops_fl::SAVE_REGS | ops_fl::RECURSION,
+        ops_fl::STUB,
+    ];
+    let mut lists: Vec<Vec<u64>> = vec![Vec::new()];
+    for a in kinds {
+        lists.push(vec![a]);
+        for b in kinds {
+            lists.push(vec![a, b]);
+            for c in kinds {
+                lists.push(vec![a, b, c]);
+            }
+        }
+    }
+    for list in &lists {
+        for force_list in [false, true] {
+            let got = trace_function(list.first().copied(), list.len() > 1, force_list);
+            assert_eq!(
+                got,
+                model_trace_function(list, force_list),
+                "{list:?} {force_list}"
+            );
+        }
+    }
+    assert_eq!(lists.len(), 1 + 7 + 49 + 343);
+}
+
+/// A set of functions for the walk checks.
+#[derive(Clone, PartialEq, Eq, Debug)]
+struct Set(BTreeSet<u64>);
+
+impl FnSet for Set {
+    type Error = Infallible;
+    fn empty() -> Result<Self, Infallible> {
+        Ok(Set(BTreeSet::new()))
+    }
+    fn contains(&self, ip: u64) -> bool {
+        self.0.contains(&ip)
+    }
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    fn union(&self, o: &Self) -> Result<Self, Infallible> {
+        Ok(Set(self.0.union(&o.0).copied().collect()))
+    }
+    fn intersection(&self, o: &Self) -> Result<Self, Infallible> {
+        Ok(Set(self.0.intersection(&o.0).copied().collect()))
+    }
+    fn difference(&self, o: &Self) -> Result<Self, Infallible> {
+        Ok(Set(self.0.difference(&o.0).copied().collect()))
+    }
+}
+
+fn subset(bits: u8) -> Set {
+    Set((0..4).filter(|i| bits & (1 << i) != 0).collect())
+}
+
+#[test]
+fn the_walk_covers_what_the_ops_selects() {
+    // Every (filter, notrace) pair over four functions, and a fifth no
+    // hash names: the walk's reading of the hashes is the selection's.
+    for f in 0u8..16 {
+        for n in 0u8..16 {
+            let (filter, notrace) = (subset(f), subset(n));
+            let reach = if filter.is_empty() {
+                Reach::All
+            } else {
+                Reach::Filter {
+                    count: filter.0.len() as u64,
+                }
+            };
+            let selection = match Selection::from_user(filter.clone(), notrace.clone()) {
+                Ok(s) => s,
+                Err(never) => match never {},
+            };
+            for ip in 0..5 {
+                let walk = walk_matches(reach, filter.contains(ip), notrace.contains(ip));
+                assert_eq!(
+                    walk,
+                    selection.traces(ip),
+                    "filter {f:#x} notrace {n:#x} ip {ip}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_walk_leaves_out_disabled_records_unless_enabled() {
+    for count in [0u64, 1, 7] {
+        for extra in [0, DISABLED, ENABLED, DISABLED | ENABLED] {
+            let flags = RecFlags::from_raw(count | extra);
+            let want = extra & DISABLED == 0 || extra & ENABLED != 0;
+            assert_eq!(walk_takes(flags), want, "{:#x}", flags.raw());
+        }
+    }
+}
