@@ -11,7 +11,7 @@
 #                  KUnit boot logs a kernel warning) or selftest:FILE.tc
 #                  (that file of selftests/rftrace fails)
 #   BREAK_WHAT     one line for the report
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace"
 
 break_def() { # NAME
 	case $1 in
@@ -45,6 +45,12 @@ break_def() { # NAME
 		BREAK_PERL='s/(let mut users = Users::none\(\);\n\s+let mut op = )list\.head\(\);/${1}list.head().and_then(|h| list.next(h));/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;
+	registry-walk-ignores-notrace)
+		BREAK_WHAT="the Rust registry's accounting walk ignores the notrace hash (the consistency check, which reads the hashes through C, logs the records it counts wrongly)"
+		BREAK_FILE=rust/kside/registry.rs
+		BREAK_PERL='s/walk_matches\(reach, in_filter, notrace\.contains\(ip\)\)/walk_matches(reach, in_filter, false)/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:fgraph-notrace-covers-filter.tc ;;
 	*) return 1 ;;
 	esac
 }

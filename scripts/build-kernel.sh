@@ -15,7 +15,9 @@
 #   kcsan   shadow plus KCSAN (data races, e.g. on the record table)
 # All variants use the same patched tree and the same config fragment
 # (configs/ARCH.config, built with -O2).  A "-os" suffix (stock-os, rust-os,
-# shadow-os) builds the same with CONFIG_CC_OPTIMIZE_FOR_SIZE instead.
+# shadow-os) builds the same with CONFIG_CC_OPTIMIZE_FOR_SIZE instead; a
+# "-gcov" suffix (stock-gcov, rust-gcov) adds CONFIG_GCOV_KERNEL and
+# profiles kernel/trace/ftrace.o (scripts/gcov-ftrace.sh).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,6 +37,9 @@ image=$KIMAGE
 mk=(make -C "$SRC" O="$out" ARCH="$KARCH" LLVM= CC="ccache ${CROSS}gcc"
     -j"$jobs" LIBCLANG_PATH="$LIBCLANG_PATH")
 [ -n "$CROSS" ] && mk+=(CROSS_COMPILE="$CROSS")
+# -gcov variants: coverage of kernel/trace/ftrace.o alone (the name also
+# profiles an arch's ftrace.o, which nobody reads).
+case $variant in *-gcov) mk+=(GCOV_PROFILE_ftrace.o=y) ;; esac
 
 mkdir -p "$out"
 frag=$out/.rftrace-fragment

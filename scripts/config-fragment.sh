@@ -5,7 +5,8 @@
 # Used by scripts/build-kernel.sh and scripts/series-check.sh (one copy
 # of the fragment logic): configs/ARCH.config, built with -O2,
 # plus the variant's lines; a "-os" suffix builds with
-# CONFIG_CC_OPTIMIZE_FOR_SIZE instead.
+# CONFIG_CC_OPTIMIZE_FOR_SIZE instead, a "-gcov" suffix (after it) with
+# CONFIG_GCOV_KERNEL.
 #   stock   CONFIG_FTRACE_RUST_CORE=n
 #   rust    CONFIG_FTRACE_RUST_CORE=y
 #   shadow  CONFIG_FTRACE_RUST_CORE=y and CONFIG_FTRACE_RUST_CORE_SHADOW=y
@@ -14,7 +15,8 @@
 
 # rft_config_fragment ARCH VARIANT: prints the fragment.
 rft_config_fragment() {
-	local arch=$1 variant=$2 base=${2%-os}
+	local arch=$1 variant=${2%-gcov} base
+	base=${variant%-os}
 	if [ "$base" != "$variant" ]; then
 		# The -Os flavour: what tinyconfig picks, and where GCC 12 leaves
 		# functions unaligned (see README).
@@ -42,6 +44,11 @@ rft_config_fragment() {
 			echo "CONFIG_KCSAN=y" ;;
 		esac ;;
 	*) die "unknown variant $variant" ;;
+	esac
+	# A "-gcov" suffix: gcov data of kernel/trace/ftrace.o in debugfs
+	# (scripts/gcov-ftrace.sh; build-kernel.sh profiles that object only).
+	case $2 in
+	*-gcov) echo "CONFIG_GCOV_KERNEL=y" ;;
 	esac
 }
 

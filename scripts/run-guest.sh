@@ -82,7 +82,7 @@ if [ "$mode" = shell ]; then
 fi
 
 case $mode in
-ftracetest|selftests) deftimeout=14400 ;;
+ftracetest|selftests|gcov) deftimeout=14400 ;;
 *) deftimeout=600 ;;
 esac
 timeout=${RFT_TIMEOUT:-$deftimeout}

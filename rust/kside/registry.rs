@@ -70,6 +70,7 @@ const _: () = {
     assert!(ops_fl::RECURSION == bindings::FTRACE_OPS_FL_RECURSION as u64);
     assert!(ops_fl::STUB == bindings::FTRACE_OPS_FL_STUB as u64);
     assert!(ops_fl::DELETED == bindings::FTRACE_OPS_FL_DELETED as u64);
+    assert!(ops_fl::ADDING == bindings::FTRACE_OPS_FL_ADDING as u64);
     assert!(ops_fl::RCU == bindings::FTRACE_OPS_FL_RCU as u64);
     assert!(ops_fl::PERMANENT == bindings::FTRACE_OPS_FL_PERMANENT as u64);
 };
@@ -202,8 +203,14 @@ pub(crate) fn register(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error> {
 /// with a warning (`-EBUSY`), one not on the list with `-EPERM` (7.2's
 /// `-1`).
 pub(crate) fn unregister(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error> {
-    crate::kside::pass::consistency(lock);
-    if kernel::warn_on!(flags_of(ops).load(Relaxed) & ops_fl::ENABLED == 0) {
+    let flags = flags_of(ops).load(Relaxed);
+    // The operations before this one have settled, unless this is the
+    // roll-back of a start-up that failed half-way (the ops is enabled and
+    // on the list, its records not accounted).
+    if flags & ops_fl::ADDING == 0 {
+        crate::kside::pass::consistency(lock);
+    }
+    if kernel::warn_on!(flags & ops_fl::ENABLED == 0) {
         return Err(EBUSY);
     }
     if !unlink(ops, lock) {

@@ -27,6 +27,8 @@ pub mod ops_fl {
     pub const STUB: u64 = 1 << 5;
     /// Freed or about to be: may not register again.
     pub const DELETED: u64 = 1 << 7;
+    /// Being started: on the list, its records not accounted yet.
+    pub const ADDING: u64 = 1 << 8;
     /// May only be called while RCU is watching.
     pub const RCU: u64 = 1 << 14;
     /// Cannot be registered while `ftrace_enabled` is off.
