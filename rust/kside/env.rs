@@ -204,7 +204,7 @@ pub(crate) fn set_bug_type(_lock: &FtraceLocked, bug: BugType) {
 ///
 /// The pointer is to a live, registered ops, and `ftrace_lock` is held for
 /// `'a`, which keeps its flags, trampoline and hashes as they are.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 pub(crate) struct Ops<'a> {
     ptr: NonNull<bindings::ftrace_ops>,
     _lock: PhantomData<&'a FtraceLocked>,

@@ -52,6 +52,7 @@ use crate::{
         ops_fl,
         Callee,
         Joining,
+        Links,
         Passed,
         Reach,
         Refusal, //
@@ -66,7 +67,9 @@ const _: () = {
     assert!(ops_fl::ENABLED == bindings::FTRACE_OPS_FL_ENABLED as u64);
     assert!(ops_fl::DYNAMIC == bindings::FTRACE_OPS_FL_DYNAMIC as u64);
     assert!(ops_fl::SAVE_REGS == bindings::FTRACE_OPS_FL_SAVE_REGS as u64);
-    assert!(ops_fl::SAVE_REGS_IF_SUPPORTED == bindings::FTRACE_OPS_FL_SAVE_REGS_IF_SUPPORTED as u64);
+    assert!(
+        ops_fl::SAVE_REGS_IF_SUPPORTED == bindings::FTRACE_OPS_FL_SAVE_REGS_IF_SUPPORTED as u64
+    );
     assert!(ops_fl::RECURSION == bindings::FTRACE_OPS_FL_RECURSION as u64);
     assert!(ops_fl::STUB == bindings::FTRACE_OPS_FL_STUB as u64);
     assert!(ops_fl::DELETED == bindings::FTRACE_OPS_FL_DELETED as u64);
@@ -104,35 +107,47 @@ fn flags_of(ops: Ops<'_>) -> &Atomic<u64> {
     unsafe { Atomic::from_ptr(ptr::addr_of_mut!((*ops.as_ptr()).flags).cast::<u64>()) }
 }
 
-/// Puts `ops` at the head of the list: its `next` first, then the head,
-/// both with release semantics, so a reader that sees `ops` sees its link.
-fn push_front(ops: Ops<'_>, lock: &FtraceLocked) {
-    let head = head(lock);
-    next(ops).store(head.load(Relaxed), Release);
-    head.store(ops.as_ptr(), Release);
+/// The kernel's ops list as [`Links`]: `ftrace_ops_list` and the ops'
+/// `next` fields, `ftrace_list_end` read as the end; every store a
+/// release (`rcu_assign_pointer()`), since the list function reads the
+/// links without a lock.
+struct KernelLinks<'a> {
+    lock: &'a FtraceLocked,
 }
 
-/// Takes `ops` out of the list; false if it is not on it. Its own `next`
-/// stays, for the readers standing on it.
-fn unlink(ops: Ops<'_>, lock: &FtraceLocked) -> bool {
-    let end = list_end();
-    let mut link = head(lock);
-    // Each step follows a link of the list, which ftrace_lock keeps as it
-    // is; the walk ends at the end marker.
-    loop {
-        let cur = link.load(Relaxed);
-        if cur.is_null() || cur == end {
-            return false;
+impl<'a> KernelLinks<'a> {
+    fn op(&self, ptr: *mut bindings::ftrace_ops) -> Option<Ops<'a>> {
+        if ptr == list_end() {
+            return None;
         }
-        // SAFETY: an ops on the list is live while ftrace_lock is held.
-        let Some(cur) = (unsafe { Ops::from_raw(cur, lock) }) else {
-            return false;
-        };
-        if cur.as_ptr() == ops.as_ptr() {
-            link.store(next(cur).load(Relaxed), Release);
-            return true;
-        }
-        link = next(cur);
+        // SAFETY: an ops reached through the list (or joining it, held by
+        // the caller) is live while ftrace_lock is held, which `self.lock`
+        // proves.
+        unsafe { Ops::from_raw(ptr, self.lock) }
+    }
+
+    fn raw(to: Option<Ops<'a>>) -> *mut bindings::ftrace_ops {
+        to.map_or_else(list_end, |op| op.as_ptr())
+    }
+}
+
+impl<'a> Links for KernelLinks<'a> {
+    type Op = Ops<'a>;
+
+    fn head(&self) -> Option<Ops<'a>> {
+        self.op(head(self.lock).load(Relaxed))
+    }
+
+    fn next(&self, op: Ops<'a>) -> Option<Ops<'a>> {
+        self.op(next(op).load(Relaxed))
+    }
+
+    fn set_head(&mut self, to: Option<Ops<'a>>) {
+        head(self.lock).store(Self::raw(to), Release);
+    }
+
+    fn set_next(&mut self, op: Ops<'a>, to: Option<Ops<'a>>) {
+        next(op).store(Self::raw(to), Release);
     }
 }
 
@@ -178,7 +193,7 @@ pub(crate) fn register(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error> {
         }
     };
     flags_of(ops).store(flags, Relaxed);
-    push_front(ops, lock);
+    registry::push_front(&mut KernelLinks { lock }, ops);
     // SAFETY: `ops` is live and its functions are written under
     // ftrace_lock; the C calls read the ops and the pid settings, and
     // allocate or update the ops' own trampoline (x86) under the same lock.
@@ -213,7 +228,7 @@ pub(crate) fn unregister(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error>
     if kernel::warn_on!(flags & ops_fl::ENABLED == 0) {
         return Err(EBUSY);
     }
-    if !unlink(ops, lock) {
+    if !registry::unlink(&mut KernelLinks { lock }, ops) {
         return Err(EPERM);
     }
     if ftrace_enabled(lock) {

@@ -173,3 +173,51 @@ pub fn walk_matches(reach: Reach, in_filter: bool, in_notrace: bool) -> bool {
         Reach::Filter { .. } => in_filter && !in_notrace,
     }
 }
+
+/// The links of an ops list as the registry writes them: a head and one
+/// `next` per ops, `None` being the end marker. The kernel's list is read
+/// without a lock while it is written, so each write must leave a list a
+/// reader can walk to its end: the kernel implementation publishes with
+/// release stores, and the order of the writes below is what makes a
+/// reader see either the old list or the new one.
+pub trait Links {
+    /// An ops on (or joining) the list.
+    type Op: Copy + PartialEq;
+    /// The first ops.
+    fn head(&self) -> Option<Self::Op>;
+    /// The ops after `op`.
+    fn next(&self, op: Self::Op) -> Option<Self::Op>;
+    /// Points the head at `to`.
+    fn set_head(&mut self, to: Option<Self::Op>);
+    /// Points `op`'s link at `to`.
+    fn set_next(&mut self, op: Self::Op, to: Option<Self::Op>);
+}
+
+/// Puts `op` first: its link before the head, so a reader that finds it
+/// through the new head walks on into the old list.
+pub fn push_front<L: Links>(list: &mut L, op: L::Op) {
+    let first = list.head();
+    list.set_next(op, first);
+    list.set_head(Some(op));
+}
+
+/// Takes `op` out of the list by pointing the link that reached it at its
+/// successor; `op` keeps its own link, so a reader standing on it walks on
+/// to the end. False if `op` is not on the list.
+pub fn unlink<L: Links>(list: &mut L, op: L::Op) -> bool {
+    let mut prev: Option<L::Op> = None;
+    let mut cur = list.head();
+    while let Some(c) = cur {
+        if c == op {
+            let after = list.next(c);
+            match prev {
+                None => list.set_head(after),
+                Some(p) => list.set_next(p, after),
+            }
+            return true;
+        }
+        prev = Some(c);
+        cur = list.next(c);
+    }
+    false
+}

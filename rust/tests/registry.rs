@@ -31,8 +31,8 @@ use super::util::{seed, Rng};
 use crate::rfcore::filter::{FnSet, Selection};
 use crate::rfcore::flags::{RecFlags, DISABLED, ENABLED};
 use crate::rfcore::registry::{
-    admit, ops_fl, trace_function, walk_matches, walk_takes, Callee, Joining, Passed, Reach,
-    Refusal,
+    admit, ops_fl, push_front, trace_function, unlink, walk_matches, walk_takes, Callee, Joining,
+    Links, Passed, Reach, Refusal,
 };
 
 /// The bits `admit()` reads; the others must pass through unchanged.
@@ -270,6 +270,72 @@ fn the_walk_leaves_out_disabled_records_unless_enabled() {
             let flags = RecFlags::from_raw(count | extra);
             let want = extra & DISABLED == 0 || extra & ENABLED != 0;
             assert_eq!(walk_takes(flags), want, "{:#x}", flags.raw());
+        }
+    }
+}
+
+/// A list of ops numbered 0..N, as the registry's [`Links`] see it.
+struct Model {
+    head: Option<u8>,
+    next: [Option<u8>; 8],
+}
+
+impl Links for Model {
+    type Op = u8;
+    fn head(&self) -> Option<u8> {
+        self.head
+    }
+    fn next(&self, op: u8) -> Option<u8> {
+        self.next[usize::from(op)]
+    }
+    fn set_head(&mut self, to: Option<u8>) {
+        self.head = to;
+    }
+    fn set_next(&mut self, op: u8, to: Option<u8>) {
+        self.next[usize::from(op)] = to;
+    }
+}
+
+impl Model {
+    fn walk_from(&self, mut at: Option<u8>) -> Vec<u8> {
+        let mut seen = Vec::new();
+        while let Some(op) = at {
+            assert!(seen.len() <= 8, "the links loop: {seen:?}");
+            seen.push(op);
+            at = self.next[usize::from(op)];
+        }
+        seen
+    }
+}
+
+#[test]
+fn the_list_joins_and_leaves_like_a_sequence() {
+    let mut rng = Rng::new(seed(0x11a7));
+    for _ in 0..2000 {
+        let mut list = Model {
+            head: None,
+            next: [None; 8],
+        };
+        let mut want: Vec<u8> = Vec::new();
+        for _ in 0..40 {
+            let op = (rng.next_u64() % 8) as u8;
+            if rng.next_u64() & 1 == 0 && !want.contains(&op) {
+                push_front(&mut list, op);
+                want.insert(0, op);
+            } else {
+                let was_on = want.contains(&op);
+                let before: Vec<u8> = want.clone();
+                assert_eq!(unlink(&mut list, op), was_on, "{op} in {before:?}");
+                want.retain(|&o| o != op);
+                if was_on {
+                    // A reader standing on the op that left walks on to
+                    // the end through ops that were after it.
+                    let after = list.walk_from(list.next[usize::from(op)]);
+                    let pos = before.iter().position(|&o| o == op).unwrap();
+                    assert_eq!(after, before[pos + 1..].to_vec());
+                }
+            }
+            assert_eq!(list.walk_from(list.head), want);
         }
     }
 }
