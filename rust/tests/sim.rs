@@ -147,6 +147,11 @@ use crate::rfcore::{
         decide,
         Update, //
     },
+    registry::{
+        walk_matches,
+        walk_takes,
+        Reach, //
+    },
     update::{
         self,
         Arch,
@@ -502,17 +507,26 @@ impl Sim {
         let (ops, list, recs) = (&self.ops, &self.list, &mut self.recs);
         let op = &ops[o];
         let props = op.props();
-        let all = op.hash.filter.is_empty();
+        // The kernel's walk reads the hashes with the registry's rules
+        // (`rfcore::registry`), the code the kernel runs.
+        let reach = if op.hash.filter.is_empty() {
+            Reach::All
+        } else {
+            Reach::Filter {
+                count: op.hash.filter.len() as u64,
+            }
+        };
+        let all = reach == Reach::All;
         let (mut count, mut update) = (0usize, false);
         for r in recs.iter_mut() {
-            if is(r.flags, bit::DISABLED) && !is(r.flags, bit::ENABLED) {
+            if !walk_takes(RecFlags::from_raw(r.flags)) {
                 continue;
             }
-            let matched = if all {
-                !op.hash.notrace.contains(&r.ip)
-            } else {
-                op.hash.filter.contains(&r.ip) && !op.hash.notrace.contains(&r.ip)
-            };
+            let matched = walk_matches(
+                reach,
+                op.hash.filter.contains(&r.ip),
+                op.hash.notrace.contains(&r.ip),
+            );
             if !matched {
                 continue;
             }
