@@ -124,6 +124,13 @@ int rftrace_register_ops(struct ftrace_ops *ops);
 int rftrace_unregister_ops(struct ftrace_ops *ops);
 void rftrace_update_function(void);
 int rftrace_account_walk(struct ftrace_ops *ops, bool inc);
+/*
+ * ftrace_startup(): @ops joins the list, is enabled and accounted on its
+ * records, then the update pass runs with @command (FTRACE_UPDATE_CALLS
+ * added if a site changes); 0 or 7.2's errno, with the ops back where it
+ * was if IPMODIFY refuses it.
+ */
+int rftrace_startup(struct ftrace_ops *ops, int command);
 /* Counter @idx: stores its name in @name and returns true, or false. */
 bool rftrace_stat(unsigned int idx, const char **name, u64 *val);
 
@@ -244,6 +251,17 @@ void ftrace_c_use_pid_func(struct ftrace_ops *ops);
 void ftrace_c_update_trampoline(struct ftrace_ops *ops);
 void ftrace_c_set_trace_function(struct ftrace_ops *op, unsigned int callee);
 unsigned int ftrace_c_trace_function(struct ftrace_ops **op);
+/*
+ * The steps of ftrace_startup() that stay C: ftrace_disabled, the
+ * start-up counter, the IPMODIFY check of the ops' functions (0 or
+ * -EBUSY/-EINVAL), freeing a refused dynamic ops' trampoline, and the
+ * update pass with the trace-function check (ftrace_startup_enable()).
+ */
+bool ftrace_c_disabled(void);
+void ftrace_c_start_up_add(int n);
+int ftrace_c_ipmodify_enable(struct ftrace_ops *ops);
+void ftrace_c_trampoline_free(struct ftrace_ops *ops);
+void ftrace_c_startup_enable(int command);
 /* The record table: C's lookup, its head, and its page groups. */
 struct dyn_ftrace *ftrace_c_lookup_rec(unsigned long start, unsigned long end);
 struct ftrace_page *ftrace_c_pages_start(void);

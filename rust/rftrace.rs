@@ -93,6 +93,7 @@ struct Stats {
     unregistered: Atomic<u64>,
     trace_function_updates: Atomic<u64>,
     account_walks: Atomic<u64>,
+    started: Atomic<u64>,
 }
 
 static STATS: Stats = Stats {
@@ -128,6 +129,7 @@ static STATS: Stats = Stats {
     unregistered: Atomic::new(0),
     trace_function_updates: Atomic::new(0),
     account_walks: Atomic::new(0),
+    started: Atomic::new(0),
 };
 
 /// Counts one walk of the kernel's ops list (`ops_list_walks`).
@@ -185,6 +187,7 @@ impl Stats {
                 r(&self.trace_function_updates),
             ),
             32 => (b"registry_account_walks\0", r(&self.account_walks)),
+            33 => (b"registry_started\0", r(&self.started)),
             _ => return None,
         })
     }

@@ -530,6 +530,24 @@ pub(crate) unsafe extern "C" fn rftrace_account_walk(
     }
 }
 
+/// `ftrace_startup()`: 0 or 7.2's errno.
+///
+/// # Safety
+///
+/// `ops` is a live, initialised ops and the caller holds `ftrace_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_startup(
+    ops: *mut bindings::ftrace_ops,
+    command: c_int,
+) -> c_int {
+    // SAFETY: the same contract.
+    unsafe {
+        with_ops(ops, einval(), |ops, lock| {
+            registry::startup(ops, command, lock).map_or_else(|e| e.to_errno(), |()| 0)
+        })
+    }
+}
+
 /// Counter `idx`: stores its name in `*name` and returns true, or false.
 ///
 /// # Safety
@@ -708,6 +726,7 @@ same_signature!(
     rftrace_unregister_ops,
     rftrace_update_function,
     rftrace_account_walk,
+    rftrace_startup,
 );
 #[cfg(CONFIG_X86_64)]
 same_signature!(rftrace_update_call, rftrace_finish);

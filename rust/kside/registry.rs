@@ -21,10 +21,12 @@ use core::ptr;
 
 use kernel::{
     bindings,
+    ffi::c_int,
     error::{
         code::{
             EBUSY,
             EINVAL,
+            ENODEV,
             EPERM, //
         },
         Error,
@@ -210,6 +212,134 @@ pub(crate) fn register(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error> {
         update_function(lock);
     }
     Ok(())
+}
+
+/// An ops on the list that has not been started: its records do not count
+/// it yet. Made only by [`startup()`] after [`register()`].
+///
+/// # Invariants
+///
+/// `ops` is on the list, without `FTRACE_OPS_FL_ENABLED`.
+#[must_use = "an ops on the list must be started or taken off again"]
+struct Joined<'a> {
+    ops: Ops<'a>,
+    lock: &'a FtraceLocked,
+}
+
+/// An ops being started: enabled and marked `ADDING` (the trampoline
+/// finders skip it), counted by the start-up counter, its records being
+/// accounted. It ends [`Starting::finish()`]ed, [`Starting::roll_back()`]
+/// to where it was before it joined, or [`Starting::abandon()`]ed when
+/// ftrace has been killed meanwhile.
+///
+/// # Invariants
+///
+/// `ops` is on the list with `ENABLED | ADDING`, and the start-up counter
+/// counts it.
+#[must_use = "a start-up must be finished, rolled back or abandoned"]
+struct Starting<'a> {
+    ops: Ops<'a>,
+    lock: &'a FtraceLocked,
+}
+
+impl<'a> Joined<'a> {
+    fn start(self) -> Starting<'a> {
+        // SAFETY: a counter of the C side, written under ftrace_lock.
+        unsafe { bindings::ftrace_c_start_up_add(1) };
+        let flags = flags_of(self.ops);
+        flags.store(
+            flags.load(Relaxed) | ops_fl::ENABLED | ops_fl::ADDING,
+            Relaxed,
+        );
+        // INVARIANT: enabled and adding, counted.
+        Starting {
+            ops: self.ops,
+            lock: self.lock,
+        }
+    }
+}
+
+impl Starting<'_> {
+    /// The ops' records are accounted and its sites updated: it is started.
+    fn finish(self) {
+        let flags = flags_of(self.ops);
+        flags.store(flags.load(Relaxed) & !ops_fl::ADDING, Relaxed);
+    }
+
+    /// Back to before the ops joined the list (no record was accounted):
+    /// off the list, not counted, not enabled, and its trampoline freed if
+    /// the ops is dynamic. 7.2 leaves `ADDING` set on such an ops; it is
+    /// cleared here too.
+    fn roll_back(self) {
+        let _ = unregister(self.ops, self.lock);
+        // SAFETY: the counter, under ftrace_lock.
+        unsafe { bindings::ftrace_c_start_up_add(-1) };
+        let flags = flags_of(self.ops);
+        let now = flags.load(Relaxed) & !(ops_fl::ENABLED | ops_fl::ADDING);
+        flags.store(now, Relaxed);
+        if now & ops_fl::DYNAMIC != 0 {
+            // SAFETY: the ops is off the list and not enabled; its
+            // trampoline (if it has one) is called by no site.
+            unsafe { bindings::ftrace_c_trampoline_free(self.ops.as_ptr()) };
+        }
+    }
+
+    /// ftrace was killed during the start-up: only take the ops off the
+    /// list, as 7.2 does, leaving the rest as it is, since undoing more
+    /// could do more damage.
+    fn abandon(self) {
+        let _ = unregister(self.ops, self.lock);
+    }
+}
+
+/// `ftrace_startup()`: `ops` joins the list ([`register()`]), is enabled
+/// and counted, passes the IPMODIFY check of the functions it covers
+/// (else it goes back to where it was), is accounted on its records, and
+/// the update pass runs with `command` (plus `FTRACE_UPDATE_CALLS` if a
+/// site changes). The shadow build then checks the whole accounting.
+pub(crate) fn startup(ops: Ops<'_>, command: c_int, lock: &FtraceLocked) -> Result<(), Error> {
+    if disabled(lock) {
+        return Err(ENODEV);
+    }
+    register(ops, lock)?;
+    // INVARIANT: on the list, and `register()` refused an enabled ops.
+    let starting = Joined { ops, lock }.start();
+    // SAFETY: under ftrace_lock; the check reads the ops' hashes and sets
+    // or clears IPMODIFY on the records they cover, undoing its own
+    // changes when it refuses.
+    let ret = unsafe { bindings::ftrace_c_ipmodify_enable(ops.as_ptr()) };
+    if ret < 0 {
+        starting.roll_back();
+        return Err(Error::from_errno(ret));
+    }
+    let mut command = command;
+    match account_walk(ops, true, lock) {
+        Ok(true) => command |= bindings::FTRACE_UPDATE_CALLS as c_int,
+        Ok(false) => {}
+        Err(()) => {
+            // A reference count overflow, already logged: as 7.2's
+            // FTRACE_WARN_ON(), warn and stop ftrace.
+            kernel::warn_on!(true);
+            // SAFETY: stops every update; callable with ftrace_lock held.
+            unsafe { bindings::ftrace_kill() };
+        }
+    }
+    // SAFETY: under ftrace_lock; runs the update pass if there is
+    // anything to do.
+    unsafe { bindings::ftrace_c_startup_enable(command) };
+    if disabled(lock) {
+        starting.abandon();
+        return Err(ENODEV);
+    }
+    starting.finish();
+    crate::kside::pass::consistency(lock);
+    bump(&STATS.started, 1);
+    Ok(())
+}
+
+fn disabled(_lock: &FtraceLocked) -> bool {
+    // SAFETY: reads a flag of the C side (set once ftrace is killed).
+    unsafe { bindings::ftrace_c_disabled() }
 }
 
 /// `__unregister_ftrace_function()`: takes `ops` off the list (it has been
