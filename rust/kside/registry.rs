@@ -21,7 +21,6 @@ use core::ptr;
 
 use kernel::{
     bindings,
-    ffi::c_int,
     error::{
         code::{
             EBUSY,
@@ -31,6 +30,7 @@ use kernel::{
         },
         Error,
     },
+    ffi::c_int,
     sync::atomic::{
         Atomic,
         Relaxed,
