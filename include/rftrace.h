@@ -131,6 +131,18 @@ int rftrace_account_walk(struct ftrace_ops *ops, bool inc);
  * was if IPMODIFY refuses it.
  */
 int rftrace_startup(struct ftrace_ops *ops, int command);
+/*
+ * __ftrace_shutdown(): @ops leaves the list, is no longer counted or
+ * enabled, releases its IPMODIFY claims and its records, and the update
+ * pass runs with @command (plus what the change needs) while @ops is
+ * marked as being removed.  A dynamic ops is then released: with @rel the
+ * grace-period waits and the trampoline are left to the caller, to do
+ * after dropping ftrace_lock; without, they happen here.  0 or 7.2's
+ * errno.
+ */
+struct ftrace_release;
+int rftrace_shutdown(struct ftrace_ops *ops, int command,
+		     struct ftrace_release *rel);
 /* Counter @idx: stores its name in @name and returns true, or false. */
 bool rftrace_stat(unsigned int idx, const char **name, u64 *val);
 
@@ -262,6 +274,19 @@ void ftrace_c_start_up_add(int n);
 int ftrace_c_ipmodify_enable(struct ftrace_ops *ops);
 void ftrace_c_trampoline_free(struct ftrace_ops *ops);
 void ftrace_c_startup_enable(int command);
+/*
+ * The steps of __ftrace_shutdown() that stay C: the start-up counter's
+ * value, releasing the ops' IPMODIFY claims, whether the shared callers'
+ * function changed since the last update (and noting that it has been
+ * seen), marking @ops as the one being removed (@on) or no longer, the
+ * update pass, and releasing a dynamic ops (see rftrace_shutdown()).
+ */
+int ftrace_c_start_up_count(void);
+void ftrace_c_ipmodify_disable(struct ftrace_ops *ops);
+bool ftrace_c_trace_func_changed(void);
+void ftrace_c_removing(struct ftrace_ops *ops, bool on);
+void ftrace_c_run_update_code(int command);
+void ftrace_c_release(struct ftrace_ops *ops, struct ftrace_release *rel);
 /* The record table: C's lookup, its head, and its page groups. */
 struct dyn_ftrace *ftrace_c_lookup_rec(unsigned long start, unsigned long end);
 struct ftrace_page *ftrace_c_pages_start(void);

@@ -94,6 +94,7 @@ struct Stats {
     trace_function_updates: Atomic<u64>,
     account_walks: Atomic<u64>,
     started: Atomic<u64>,
+    stopped: Atomic<u64>,
 }
 
 static STATS: Stats = Stats {
@@ -130,6 +131,7 @@ static STATS: Stats = Stats {
     trace_function_updates: Atomic::new(0),
     account_walks: Atomic::new(0),
     started: Atomic::new(0),
+    stopped: Atomic::new(0),
 };
 
 /// Counts one walk of the kernel's ops list (`ops_list_walks`).
@@ -188,6 +190,7 @@ impl Stats {
             ),
             32 => (b"registry_account_walks\0", r(&self.account_walks)),
             33 => (b"registry_started\0", r(&self.started)),
+            34 => (b"registry_stopped\0", r(&self.stopped)),
             _ => return None,
         })
     }

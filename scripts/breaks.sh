@@ -11,7 +11,7 @@
 #                  KUnit boot logs a kernel warning) or selftest:FILE.tc
 #                  (that file of selftests/rftrace fails)
 #   BREAK_WHAT     one line for the report
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records"
 
 break_def() { # NAME
 	case $1 in
@@ -51,6 +51,12 @@ break_def() { # NAME
 		BREAK_PERL='s/walk_matches\(reach, in_filter, notrace\.contains\(ip\)\)/walk_matches(reach, in_filter, false)/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:fgraph-notrace-covers-filter.tc ;;
+	registry-stop-keeps-records)
+		BREAK_WHAT="the Rust registry stops an ops without taking it off its records (the consistency check logs every record still counting it, and the sweep after the last ops stops ftrace)"
+		BREAK_FILE=rust/kside/registry.rs
+		BREAK_PERL='s/match account_walk\(self\.ops, false, self\.lock\)/match Ok::<bool, ()>(false)/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;
 	*) return 1 ;;
 	esac
 }

@@ -548,6 +548,29 @@ pub(crate) unsafe extern "C" fn rftrace_startup(
     }
 }
 
+/// `__ftrace_shutdown()`: 0 or 7.2's errno. With a non-null `rel`, a
+/// dynamic ops' grace-period waits are left to the caller.
+///
+/// # Safety
+///
+/// `ops` is a live, initialised ops and the caller holds `ftrace_lock`;
+/// `rel` is null or valid for writes until this returns.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_shutdown(
+    ops: *mut bindings::ftrace_ops,
+    command: c_int,
+    rel: *mut bindings::ftrace_release,
+) -> c_int {
+    // SAFETY: the same contract.
+    let deferred = unsafe { registry::Deferred::new(rel) };
+    // SAFETY: the same contract.
+    unsafe {
+        with_ops(ops, einval(), |ops, lock| {
+            registry::shutdown(ops, command, deferred, lock).map_or_else(|e| e.to_errno(), |()| 0)
+        })
+    }
+}
+
 /// Counter `idx`: stores its name in `*name` and returns true, or false.
 ///
 /// # Safety
@@ -727,6 +750,7 @@ same_signature!(
     rftrace_update_function,
     rftrace_account_walk,
     rftrace_startup,
+    rftrace_shutdown,
 );
 #[cfg(CONFIG_X86_64)]
 same_signature!(rftrace_update_call, rftrace_finish);

@@ -3,7 +3,8 @@
 //! The `ftrace_ops` registry on the kernel's structures: the ops list
 //! (`ftrace_ops_list`, which the list function and the arch code read
 //! without a lock), joining and leaving it, the function the shared
-//! callers call, and an ops' accounting walk over the record table.
+//! callers call, an ops' accounting walk over the record table, and the
+//! start-up and shut-down of an ops, each a typed state.
 //!
 //! The decisions are [`crate::rfcore::registry`]'s; this module reads the
 //! facts under `ftrace_lock` and writes the answers where the C readers
@@ -76,6 +77,7 @@ const _: () = {
     assert!(ops_fl::STUB == bindings::FTRACE_OPS_FL_STUB as u64);
     assert!(ops_fl::DELETED == bindings::FTRACE_OPS_FL_DELETED as u64);
     assert!(ops_fl::ADDING == bindings::FTRACE_OPS_FL_ADDING as u64);
+    assert!(ops_fl::REMOVING == bindings::FTRACE_OPS_FL_REMOVING as u64);
     assert!(ops_fl::RCU == bindings::FTRACE_OPS_FL_RCU as u64);
     assert!(ops_fl::PERMANENT == bindings::FTRACE_OPS_FL_PERMANENT as u64);
 };
@@ -334,6 +336,208 @@ pub(crate) fn startup(ops: Ops<'_>, command: c_int, lock: &FtraceLocked) -> Resu
     starting.finish();
     crate::kside::pass::consistency(lock);
     bump(&STATS.started, 1);
+    Ok(())
+}
+
+/// Where the release of a dynamic ops goes when its caller will wait for
+/// the grace periods itself, after dropping ftrace_lock (C's `struct
+/// ftrace_release`, which only C reads and writes).
+///
+/// # Invariants
+///
+/// The pointer is valid for writes until the shut-down that was given it
+/// returns.
+pub(crate) struct Deferred(ptr::NonNull<bindings::ftrace_release>);
+
+impl Deferred {
+    /// # Safety
+    ///
+    /// `rel` is valid for writes until the shut-down it is given to
+    /// returns.
+    pub(crate) unsafe fn new(rel: *mut bindings::ftrace_release) -> Option<Self> {
+        // INVARIANT: the caller's promise.
+        ptr::NonNull::new(rel).map(Self)
+    }
+}
+
+/// An ops taken off the list by [`shutdown()`] that is still enabled and
+/// counted: its records still count it, and its sites may still call it.
+///
+/// # Invariants
+///
+/// `ops` is off the list, with `FTRACE_OPS_FL_ENABLED`, and the start-up
+/// counter counts it.
+#[must_use = "an ops taken off the list must be disabled"]
+struct Leaving<'a> {
+    ops: Ops<'a>,
+    lock: &'a FtraceLocked,
+}
+
+/// An ops that is off the list, no longer counted or enabled, and on none
+/// of its records; sites may still call it until the update pass has run,
+/// and a dynamic ops must then be released.
+///
+/// # Invariants
+///
+/// `ops` is off the list and without `FTRACE_OPS_FL_ENABLED`; no record
+/// counts it.
+#[must_use = "a stopped ops must be released"]
+struct Stopped<'a> {
+    ops: Ops<'a>,
+    lock: &'a FtraceLocked,
+}
+
+/// A stopped ops while the update pass takes it off its sites: marked
+/// `REMOVING` and published as the removed ops (the trampoline finders ask
+/// it first, with the hashes it had).
+///
+/// # Invariants
+///
+/// `ops` is a [`Stopped`] ops, marked as being removed.
+#[must_use = "the removal mark must be cleared"]
+struct Removing<'a> {
+    ops: Ops<'a>,
+    lock: &'a FtraceLocked,
+}
+
+impl<'a> Leaving<'a> {
+    /// No longer counted, its IPMODIFY claims and its users on its records
+    /// released, not enabled. Also says whether a site must change.
+    fn disable(self) -> (Stopped<'a>, bool) {
+        // SAFETY: the counter, under ftrace_lock.
+        unsafe { bindings::ftrace_c_start_up_add(-1) };
+        // SAFETY: read under ftrace_lock. 7.2 only warns on a negative
+        // count: the shared callers may stay enabled, which is not fatal.
+        kernel::warn_on!(unsafe { bindings::ftrace_c_start_up_count() } < 0);
+        // SAFETY: under ftrace_lock; releasing never fails.
+        unsafe { bindings::ftrace_c_ipmodify_disable(self.ops.as_ptr()) };
+        let update = match account_walk(self.ops, false, self.lock) {
+            Ok(update) => update,
+            Err(()) => {
+                // An underflow, already logged: as 7.2's FTRACE_WARN_ON().
+                kernel::warn_on!(true);
+                // SAFETY: stops every update; callable under ftrace_lock.
+                unsafe { bindings::ftrace_kill() };
+                false
+            }
+        };
+        let flags = flags_of(self.ops);
+        flags.store(flags.load(Relaxed) & !ops_fl::ENABLED, Relaxed);
+        // INVARIANT: off the list (`Leaving`), now not enabled, and the
+        // walk took it off every record it covers.
+        (
+            Stopped {
+                ops: self.ops,
+                lock: self.lock,
+            },
+            update,
+        )
+    }
+}
+
+impl<'a> Stopped<'a> {
+    /// Runs the update pass with `command`, the ops marked as the one
+    /// being removed for its duration.
+    fn update_sites(&self, command: c_int) {
+        // SAFETY: under ftrace_lock; marks `ops` (live: `Ops`) as the
+        // removed ops and points its old hashes at its current ones.
+        unsafe { bindings::ftrace_c_removing(self.ops.as_ptr(), true) };
+        // INVARIANT: marked.
+        Removing {
+            ops: self.ops,
+            lock: self.lock,
+        }
+        .run(command);
+    }
+
+    /// A dynamic ops may be freed once its caller returns: wait until no
+    /// task can be on its function or trampoline and free the trampoline,
+    /// or, with `deferred`, leave both to the caller, who does them after
+    /// dropping ftrace_lock.
+    fn release(self, deferred: Option<Deferred>) {
+        if flags_of(self.ops).load(Relaxed) & ops_fl::DYNAMIC == 0 {
+            return;
+        }
+        let rel = deferred.map_or(ptr::null_mut(), |d| d.0.as_ptr());
+        // SAFETY: under ftrace_lock; `ops` is off the list and its sites
+        // are updated (`Stopped`); `rel` is null or valid for writes
+        // (invariant of `Deferred`).
+        unsafe { bindings::ftrace_c_release(self.ops.as_ptr(), rel) };
+    }
+}
+
+impl Removing<'_> {
+    fn run(self, command: c_int) {
+        // SAFETY: under ftrace_lock; the update pass.
+        unsafe { bindings::ftrace_c_run_update_code(command) };
+        sweep(self.lock);
+        // SAFETY: under ftrace_lock; clears what `update_sites()` set.
+        unsafe { bindings::ftrace_c_removing(self.ops.as_ptr(), false) };
+    }
+}
+
+/// With no ops left on the list, no record may keep more than the bits
+/// that survive the last ops ([`registry::left_behind`]); each one that
+/// does is reported and ftrace is stopped, as 7.2 does.
+fn sweep(lock: &FtraceLocked) {
+    if head(lock).load(Relaxed) != list_end() {
+        return;
+    }
+    let mut recs = KernelRecords::new(lock);
+    let mut warned = false;
+    let mut at = recs.first();
+    while let Some(cursor) = at {
+        let rec: Rec<'_> = recs.record(cursor);
+        at = recs.next(cursor);
+        if !registry::left_behind(rec.flags()) {
+            continue;
+        }
+        if !warned {
+            kernel::warn_on!(true);
+            warned = true;
+        }
+        // SAFETY: stops every update; callable under ftrace_lock.
+        unsafe { bindings::ftrace_kill() };
+        kernel::pr_warn!("  {:#x} flags:{:#x}\n", rec.ip(), rec.flags().raw());
+    }
+}
+
+/// `__ftrace_shutdown()`: `ops` leaves the list ([`unregister()`]), is
+/// disabled ([`Leaving::disable()`]), the update pass runs with `command`
+/// (plus `FTRACE_UPDATE_CALLS` if a site changes and
+/// `FTRACE_UPDATE_TRACE_FUNC` if the shared callers' function did) unless
+/// there is nothing to do or `ftrace_enabled` is off, and a dynamic ops is
+/// released. The shadow build then checks the whole accounting.
+pub(crate) fn shutdown(
+    ops: Ops<'_>,
+    command: c_int,
+    deferred: Option<Deferred>,
+    lock: &FtraceLocked,
+) -> Result<(), Error> {
+    if disabled(lock) {
+        return Err(ENODEV);
+    }
+    unregister(ops, lock)?;
+    // INVARIANT: `unregister()` refused an ops that was not enabled, and
+    // took this one off the list.
+    let (stopped, update) = Leaving { ops, lock }.disable();
+    let mut command = command;
+    if update {
+        command |= bindings::FTRACE_UPDATE_CALLS as c_int;
+    }
+    // SAFETY: under ftrace_lock; compares and notes the shared callers'
+    // function.
+    if unsafe { bindings::ftrace_c_trace_func_changed() } {
+        command |= bindings::FTRACE_UPDATE_TRACE_FUNC as c_int;
+    }
+    if command != 0 && ftrace_enabled(lock) {
+        stopped.update_sites(command);
+    }
+    if !disabled(lock) {
+        crate::kside::pass::consistency(lock);
+    }
+    stopped.release(deferred);
+    bump(&STATS.stopped, 1);
     Ok(())
 }
 

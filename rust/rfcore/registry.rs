@@ -29,6 +29,9 @@ pub mod ops_fl {
     pub const DELETED: u64 = 1 << 7;
     /// Being started: on the list, its records not accounted yet.
     pub const ADDING: u64 = 1 << 8;
+    /// Being stopped: off the list, its sites being updated (the
+    /// trampoline finders ask it first).
+    pub const REMOVING: u64 = 1 << 9;
     /// May only be called while RCU is watching.
     pub const RCU: u64 = 1 << 14;
     /// Cannot be registered while `ftrace_enabled` is off.
@@ -172,6 +175,14 @@ pub fn walk_matches(reach: Reach, in_filter: bool, in_notrace: bool) -> bool {
         Reach::All => !in_notrace,
         Reach::Filter { .. } => in_filter && !in_notrace,
     }
+}
+
+/// Whether a record with these flags keeps something it may not once no
+/// ops is registered: a user, a request bit or a site still enabled. Only
+/// the bits that survive the last ops (`DISABLED`, `TOUCHED`, `MODIFIED`)
+/// may stay; a record that keeps more was accounted wrongly.
+pub fn left_behind(flags: crate::rfcore::flags::RecFlags) -> bool {
+    flags.any(!crate::rfcore::flags::NOCLEAR)
 }
 
 /// The links of an ops list as the registry writes them: a head and one

@@ -17,7 +17,9 @@
 //! - an ops' accounting walk covers what its filter and notrace hashes
 //!   select ([`Selection::from_user`], itself checked against a set model
 //!   in `filter.rs`), and leaves out records disabled at boot unless they
-//!   are enabled.
+//!   are enabled;
+//! - once the last ops has left, a record keeps no user, no request and no
+//!   enabled site: only "disabled", "touched" and "modified" survive.
 //!
 //! Every combination of the flags that matter is checked, with the other
 //! bits of the flags word set at random.
@@ -29,10 +31,13 @@ use std::vec::Vec;
 
 use super::util::{seed, Rng};
 use crate::rfcore::filter::{FnSet, Selection};
-use crate::rfcore::flags::{RecFlags, DISABLED, ENABLED};
+use crate::rfcore::flags::{
+    RecFlags, CALL_OPS, CALL_OPS_EN, DIRECT, DIRECT_EN, DISABLED, ENABLED, IPMODIFY, KNOWN,
+    MODIFIED, REF_MAX, REGS, REGS_EN, TOUCHED, TRAMP, TRAMP_EN,
+};
 use crate::rfcore::registry::{
-    admit, ops_fl, push_front, trace_function, unlink, walk_matches, walk_takes, Callee, Joining,
-    Links, Passed, Reach, Refusal,
+    admit, left_behind, ops_fl, push_front, trace_function, unlink, walk_matches, walk_takes,
+    Callee, Joining, Links, Passed, Reach, Refusal,
 };
 
 /// The bits `admit()` reads; the others must pass through unchanged.
@@ -271,6 +276,65 @@ fn the_walk_leaves_out_disabled_records_unless_enabled() {
             let want = extra & DISABLED == 0 || extra & ENABLED != 0;
             assert_eq!(walk_takes(flags), want, "{:#x}", flags.raw());
         }
+    }
+}
+
+/// What a record may not keep once no ops is registered, from the
+/// documented meaning of each bit: a user, anything an ops asked for, a
+/// site still calling, or a bit the kernel does not define.
+fn model_left_behind(w: u64) -> bool {
+    let wanted_or_enabled = [
+        ENABLED,
+        REGS,
+        REGS_EN,
+        TRAMP,
+        TRAMP_EN,
+        IPMODIFY,
+        DIRECT,
+        DIRECT_EN,
+        CALL_OPS,
+        CALL_OPS_EN,
+    ];
+    w & REF_MAX != 0 || wanted_or_enabled.iter().any(|b| w & b != 0) || w & !KNOWN != 0
+}
+
+#[test]
+fn after_the_last_ops_only_the_surviving_bits_may_stay() {
+    // Each bit alone, then the three survivors in every combination with
+    // each bit, then random words.
+    for bit in 0..64 {
+        let w = 1u64 << bit;
+        assert_eq!(
+            left_behind(RecFlags::from_raw(w)),
+            model_left_behind(w),
+            "{w:#x}"
+        );
+    }
+    for keep in 0..8u64 {
+        let base = [DISABLED, TOUCHED, MODIFIED]
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| keep & (1 << i) != 0)
+            .fold(0, |a, (_, b)| a | b);
+        assert!(!left_behind(RecFlags::from_raw(base)), "{base:#x}");
+        for bit in 0..64 {
+            let w = base | 1u64 << bit;
+            assert_eq!(
+                left_behind(RecFlags::from_raw(w)),
+                model_left_behind(w),
+                "{w:#x}"
+            );
+        }
+    }
+    let mut rng = Rng::new(seed(0x1ef7_be41));
+    for _ in 0..20_000 {
+        // Mostly known bits, so both answers are common.
+        let w = rng.next_u64() & rng.next_u64() & (KNOWN | 1 << 40);
+        assert_eq!(
+            left_behind(RecFlags::from_raw(w)),
+            model_left_behind(w),
+            "{w:#x}"
+        );
     }
 }
 

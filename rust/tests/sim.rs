@@ -1530,6 +1530,19 @@ pub fn run_case<S: Source>(src: &mut S, steps: usize) -> Result<CaseStats, CaseF
         .recs
         .iter()
         .any(|r| r.flags & !(bit::DISABLED | bit::TOUCHED | bit::MODIFIED) != 0);
+    // The kernel's sweep after the last ops (`rfcore::registry::left_behind`)
+    // must see the same.
+    let swept = sim
+        .recs
+        .iter()
+        .any(|r| crate::rfcore::registry::left_behind(RecFlags::from_raw(r.flags)));
+    if swept != dirty {
+        return Err(CaseFail {
+            step,
+            action: "teardown".into(),
+            msg: format!("the sweep says left behind: {swept}, the records: {dirty}"),
+        });
+    }
     if dirty || sim.arch.text.values().any(|t| *t != NOP) || !sim.list.is_empty() {
         return Err(CaseFail {
             step,
