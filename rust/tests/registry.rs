@@ -29,6 +29,7 @@ use std::convert::Infallible;
 use std::vec;
 use std::vec::Vec;
 
+use super::sim::{Bytes, Source};
 use super::util::{seed, Rng};
 use crate::rfcore::filter::{FnSet, Selection};
 use crate::rfcore::flags::{
@@ -402,4 +403,107 @@ fn the_list_joins_and_leaves_like_a_sequence() {
             assert_eq!(list.walk_from(list.head), want);
         }
     }
+}
+
+/// One registry of eight ops driven by `src` for at most `steps` steps:
+/// each step asks one ops to join (with request bits, the `ftrace_enabled`
+/// sysctl, where it lives and the arch's register support chosen by
+/// `src`) or to leave. The admission is checked against the model, an
+/// admitted ops joins the list and is enabled, a leaving one is disabled;
+/// after every step the list walks as the model's sequence and the shared
+/// callers' choice is the model's for that sequence. A reader standing on
+/// an ops that left walks on to the end through the ops after it. Returns
+/// the steps run (fewer once `src` runs out). Used by the test below and
+/// by the fuzz target `fuzz/registry`.
+pub fn lifecycle<S: Source>(src: &mut S, steps: u32) -> u32 {
+    let mut list = Model {
+        head: None,
+        next: [None; 8],
+    };
+    let mut want: Vec<u8> = Vec::new();
+    let mut flags = [0u64; 8];
+    let mut ran = 0;
+    while ran < steps {
+        let Some(op) = src.below(8) else { break };
+        let Some(join) = src.chance(1, 2) else { break };
+        let Some(bits) = src.below(1 << READ.len()) else {
+            break;
+        };
+        let Some(env) = src.below(8) else { break };
+        let Some(force_list) = src.chance(1, 4) else {
+            break;
+        };
+        let Some(rcu) = src.chance(1, 4) else { break };
+        let op = op as u8;
+        let i = usize::from(op);
+        if join {
+            // An ops already on the list asks with its own flags (it is
+            // enabled, so refused); another asks with the chosen bits.
+            let mut asked = flags[i];
+            if asked & ops_fl::ENABLED == 0 {
+                asked = READ
+                    .iter()
+                    .enumerate()
+                    .filter(|(b, _)| bits & (1 << b) != 0)
+                    .fold(if rcu { ops_fl::RCU } else { 0 }, |a, (_, f)| a | f)
+                    & !ops_fl::ENABLED;
+            }
+            let j = Joining {
+                flags: asked,
+                ftrace_enabled: env & 1 != 0,
+                core_data: env & 2 != 0,
+                with_regs: env & 4 != 0,
+            };
+            let got = admit(j);
+            assert_eq!(got, model_admit(j), "{j:?}");
+            if let Ok(f) = got {
+                push_front(&mut list, op);
+                want.insert(0, op);
+                flags[i] = f | ops_fl::ENABLED;
+            }
+        } else {
+            let before = want.clone();
+            let was_on = before.contains(&op);
+            assert_eq!(unlink(&mut list, op), was_on, "{op} in {before:?}");
+            if was_on {
+                want.retain(|&o| o != op);
+                flags[i] &= !ops_fl::ENABLED;
+                let after = list.walk_from(list.next[i]);
+                let pos = before.iter().position(|&o| o == op).unwrap_or(0);
+                assert_eq!(after, before.get(pos + 1..).unwrap_or(&[]).to_vec());
+            }
+        }
+        assert_eq!(list.walk_from(list.head), want);
+        let on: Vec<u64> = want.iter().map(|&o| flags[usize::from(o)]).collect();
+        let first = list.head.map(|o| flags[usize::from(o)]);
+        let more = list
+            .head
+            .is_some_and(|o| list.next[usize::from(o)].is_some());
+        assert_eq!(
+            trace_function(first, more, force_list),
+            model_trace_function(&on, force_list),
+            "list {on:x?}"
+        );
+        ran += 1;
+    }
+    ran
+}
+
+#[test]
+fn random_lifecycles_match_the_model() {
+    let mut rng = Rng::new(seed(0x11fe));
+    let mut steps = 0u64;
+    for _ in 0..2000 {
+        steps += u64::from(lifecycle(&mut rng, 60));
+    }
+    assert_eq!(steps, 2000 * 60);
+    // The committed fuzz seeds replay too.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/corpus/registry");
+    let mut seeds = 0;
+    for e in std::fs::read_dir(dir).expect("fuzz/corpus/registry") {
+        let data = std::fs::read(e.expect("corpus entry").path()).expect("corpus file");
+        lifecycle(&mut Bytes::new(&data), u32::MAX);
+        seeds += 1;
+    }
+    assert!(seeds > 0, "no seeds in {dir}");
 }
