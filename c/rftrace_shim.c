@@ -23,6 +23,7 @@
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 
 #include <asm/ftrace.h>
 
@@ -325,6 +326,140 @@ void rftrace_shim_scan_report(struct module *mod, const u64 *counts,
 			counts[RFTRACE_SCAN_WEAK]);
 }
 
+/*
+ * The sites the update pass quarantined, for <debugfs>/rftrace/quarantine:
+ * the first RFTRACE_QUARANTINE_MAX of them (the count says how many there
+ * were).  The name is taken when the site is quarantined, so that it stays
+ * right after its module is gone.
+ */
+#define RFTRACE_QUARANTINE_MAX 32
+
+struct rftrace_quarantined {
+	char name[KSYM_NAME_LEN + 64];
+	const char *op;
+	const char *what;
+	bool bytes;
+	u8 expected[MCOUNT_INSN_SIZE];
+	u8 actual[MCOUNT_INSN_SIZE];
+};
+
+static DEFINE_MUTEX(rftrace_quarantine_lock);
+static struct rftrace_quarantined rftrace_quarantine[RFTRACE_QUARANTINE_MAX];
+static unsigned int rftrace_quarantine_nr;
+
+void rftrace_shim_quarantine(struct dyn_ftrace *rec, const char *op,
+			     const char *what, const u8 *expected,
+			     const u8 *actual)
+{
+	struct rftrace_quarantined *q = NULL;
+	bool bytes = expected && actual;
+
+	if (bytes)
+		pr_err("quarantined %pS (%s): %s, expected %*phC, found %*phC; this site is never patched again, tracing goes on without it\n",
+		       (void *)rec->ip, op, what, MCOUNT_INSN_SIZE, expected,
+		       MCOUNT_INSN_SIZE, actual);
+	else
+		pr_err("quarantined %pS (%s): %s; this site is never patched again, tracing goes on without it\n",
+		       (void *)rec->ip, op, what);
+
+	mutex_lock(&rftrace_quarantine_lock);
+	if (rftrace_quarantine_nr < RFTRACE_QUARANTINE_MAX)
+		q = &rftrace_quarantine[rftrace_quarantine_nr];
+	rftrace_quarantine_nr++;
+	if (q) {
+		snprintf(q->name, sizeof(q->name), "%pS", (void *)rec->ip);
+		q->op = op;
+		q->what = what;
+		q->bytes = bytes;
+		if (bytes) {
+			memcpy(q->expected, expected, MCOUNT_INSN_SIZE);
+			memcpy(q->actual, actual, MCOUNT_INSN_SIZE);
+		}
+	}
+	mutex_unlock(&rftrace_quarantine_lock);
+}
+
+static int rftrace_quarantine_show(struct seq_file *m, void *v)
+{
+	struct rftrace_quarantined *q;
+	unsigned int i;
+
+	mutex_lock(&rftrace_quarantine_lock);
+	for (i = 0; i < min(rftrace_quarantine_nr, RFTRACE_QUARANTINE_MAX); i++) {
+		q = &rftrace_quarantine[i];
+		seq_printf(m, "%s %s: %s", q->name, q->op, q->what);
+		if (q->bytes)
+			seq_printf(m, ", expected %*phN found %*phN",
+				   MCOUNT_INSN_SIZE, q->expected,
+				   MCOUNT_INSN_SIZE, q->actual);
+		seq_putc(m, '\n');
+	}
+	if (rftrace_quarantine_nr > RFTRACE_QUARANTINE_MAX)
+		seq_printf(m, "... %u more\n",
+			   rftrace_quarantine_nr - RFTRACE_QUARANTINE_MAX);
+	mutex_unlock(&rftrace_quarantine_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(rftrace_quarantine);
+
+/*
+ * Test-only, shadow builds: <debugfs>/rftrace/fail_write takes the address
+ * of a function (as /proc/kallsyms gives it); the next write of its call
+ * site by the update pass fails, before anything is written.  0 clears it.
+ */
+static unsigned long rftrace_fail_write_ip;
+
+bool rftrace_shim_take_fail_write(unsigned long ip)
+{
+	return ip && cmpxchg(&rftrace_fail_write_ip, ip, 0) == ip;
+}
+
+static int rftrace_fail_write_set(void *data, u64 val)
+{
+	unsigned long ip = 0;
+
+	if (val) {
+		ip = ftrace_location((unsigned long)val);
+		if (!ip)
+			return -ENOENT;
+	}
+	WRITE_ONCE(rftrace_fail_write_ip, ip);
+	return 0;
+}
+
+static int rftrace_fail_write_get(void *data, u64 *val)
+{
+	*val = READ_ONCE(rftrace_fail_write_ip);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(rftrace_fail_write_fops, rftrace_fail_write_get,
+			 rftrace_fail_write_set, "0x%llx\n");
+
+#if IS_ENABLED(CONFIG_FTRACE_RUST_CORE_TEST_MODULE)
+int rftrace_test_corrupt_site(unsigned long func)
+{
+	unsigned long ip = ftrace_location(func);
+	u8 insn[MCOUNT_INSN_SIZE];
+	int ret;
+
+	if (!ip)
+		return -ENOENT;
+	mutex_lock(&ftrace_lock);
+	mutex_lock(&text_mutex);
+	if (copy_from_kernel_nofault(insn, (void *)ip, MCOUNT_INSN_SIZE))
+		ret = -EFAULT;
+	else
+		ret = rftrace_shim_corrupt(ip, insn);
+	mutex_unlock(&text_mutex);
+	mutex_unlock(&ftrace_lock);
+	if (!ret)
+		pr_info("test: corrupted the call site %pS on purpose\n",
+			(void *)ip);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(rftrace_test_corrupt_site);
+#endif
+
 static int rftrace_stats_show(struct seq_file *m, void *v)
 {
 	const char *name;
@@ -345,6 +480,11 @@ static int __init rftrace_init(void)
 
 	dir = debugfs_create_dir("rftrace", NULL);
 	debugfs_create_file("stats", 0444, dir, NULL, &rftrace_stats_fops);
+	debugfs_create_file("quarantine", 0444, dir, NULL,
+			    &rftrace_quarantine_fops);
+	if (IS_ENABLED(CONFIG_FTRACE_RUST_CORE_SHADOW))
+		debugfs_create_file_unsafe("fail_write", 0600, dir, NULL,
+					   &rftrace_fail_write_fops);
 
 	/* Counter 0 is the number of records the core has initialised. */
 	rftrace_stat(0, &name, &val);

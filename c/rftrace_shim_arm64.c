@@ -15,8 +15,10 @@
 #include <linux/ftrace.h>
 #include <linux/module.h>
 #include <linux/rcupdate.h>
+#include <linux/string.h>
 
 #include <asm/ftrace.h>
+#include <asm/insn.h>
 #include <asm/module.h>
 #include <asm/text-patching.h>
 
@@ -62,6 +64,21 @@ int rftrace_shim_insn_read(unsigned long ip, u32 *insn)
 int rftrace_shim_insn_write(unsigned long ip, u32 insn)
 {
 	return aarch64_insn_patch_text_nosync((void *)ip, insn);
+}
+
+/*
+ * Test-only: the NOP at @ip (@insn, as read) becomes a YIELD hint, which is
+ * as harmless to run and which the core does not expect there.
+ */
+int rftrace_shim_corrupt(unsigned long ip, const u8 *insn)
+{
+	u32 word;
+
+	memcpy(&word, insn, sizeof(word));
+	if (le32_to_cpu(word) != aarch64_insn_gen_nop())
+		return -EBUSY;
+	return aarch64_insn_patch_text_nosync((void *)ip,
+					      aarch64_insn_gen_hint(AARCH64_INSN_HINT_YIELD));
 }
 
 int rftrace_shim_literal_write(unsigned long addr, unsigned long val)

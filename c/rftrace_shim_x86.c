@@ -16,8 +16,10 @@
 #include <linux/init.h>
 #include <linux/memory.h>
 #include <linux/mutex.h>
+#include <linux/string.h>
 
 #include <asm/ftrace.h>
+#include <asm/nops.h>
 #include <asm/text-patching.h>
 
 #include "../include/rftrace.h"
@@ -108,6 +110,24 @@ void rftrace_shim_poke_finish(void)
 {
 	lockdep_assert_held(&text_mutex);
 	smp_text_poke_batch_finish();
+}
+
+/*
+ * Test-only: the 5-byte NOP at @ip (@insn, as read) becomes another 5-byte
+ * NOP (a displacement of 8), which the core does not expect there.  One
+ * byte changes, with text_poke(): the INT3 protocol only takes the
+ * instructions ftrace writes.
+ */
+int rftrace_shim_corrupt(unsigned long ip, const u8 *insn)
+{
+	static const u8 disp = 0x08;
+
+	lockdep_assert_held(&text_mutex);
+	if (memcmp(insn, x86_nops[MCOUNT_INSN_SIZE], MCOUNT_INSN_SIZE))
+		return -EBUSY;
+	text_poke((void *)(ip + MCOUNT_INSN_SIZE - 1), &disp, 1);
+	smp_text_poke_sync_each_cpu();
+	return 0;
 }
 
 /* The patch-site address of a call-site list entry. */

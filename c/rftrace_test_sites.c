@@ -10,14 +10,24 @@
  * report, while the aligned ones stay traceable.  The
  * functions are called once at load and again on every write to the
  * "run" parameter, so a test can make them run while they are traced.
+ *
+ * Writing a function's name (rftrace_test_f1 ...) to the "corrupt"
+ * parameter turns the NOP at its call site into another harmless
+ * instruction (rftrace_test_corrupt_site(), in the core's shim): the Rust
+ * core must then quarantine that one site when it is to be traced, and
+ * trace every other function.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/compiler.h>
 #include <asm/rwonce.h>
+#include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/string.h>
+
+#include "../include/rftrace.h"
 
 static unsigned long rftrace_test_sink;
 
@@ -66,6 +76,41 @@ static void rftrace_test_run_all(void)
 	rftrace_test_g1();
 	rftrace_test_g2();
 }
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} rftrace_test_funcs[] = {
+	{ "rftrace_test_f1", rftrace_test_f1 },
+	{ "rftrace_test_f2", rftrace_test_f2 },
+	{ "rftrace_test_f3", rftrace_test_f3 },
+	{ "rftrace_test_f4", rftrace_test_f4 },
+	{ "rftrace_test_g1", rftrace_test_g1 },
+	{ "rftrace_test_g2", rftrace_test_g2 },
+};
+
+static int rftrace_test_set_corrupt(const char *val,
+				    const struct kernel_param *kp)
+{
+	int i, ret;
+
+	for (i = 0; i < ARRAY_SIZE(rftrace_test_funcs); i++) {
+		if (!sysfs_streq(val, rftrace_test_funcs[i].name))
+			continue;
+		ret = rftrace_test_corrupt_site((unsigned long)rftrace_test_funcs[i].fn);
+		if (ret)
+			pr_err("cannot corrupt the call site of %s: %d\n",
+			       rftrace_test_funcs[i].name, ret);
+		return ret;
+	}
+	return -EINVAL;
+}
+
+static const struct kernel_param_ops rftrace_test_corrupt_ops = {
+	.set = rftrace_test_set_corrupt,
+};
+module_param_cb(corrupt, &rftrace_test_corrupt_ops, NULL, 0200);
+MODULE_PARM_DESC(corrupt, "a function name: make its call site unexpected");
 
 static int rftrace_test_set_run(const char *val, const struct kernel_param *kp)
 {

@@ -174,6 +174,19 @@ void rftrace_shim_refuse(struct dyn_ftrace *rec, const u8 *expected,
 			 const u8 *actual);
 /* ftrace_bug() for @rec, then forgets the expected bytes. */
 void rftrace_shim_bug(int err, struct dyn_ftrace *rec);
+/*
+ * A site the update pass quarantined (@op failed: @what): logged once and
+ * listed in <debugfs>/rftrace/quarantine.  @expected and @actual are
+ * MCOUNT_INSN_SIZE bytes, or both NULL when no bytes were compared.
+ */
+void rftrace_shim_quarantine(struct dyn_ftrace *rec, const char *op,
+			     const char *what, const u8 *expected,
+			     const u8 *actual);
+/*
+ * Test-only (shadow builds): true, once, if @ip is the site named in
+ * <debugfs>/rftrace/fail_write, whose next write must fail.
+ */
+bool rftrace_shim_take_fail_write(unsigned long ip);
 /* FTRACE_REGS_ADDR if @regs, else FTRACE_ADDR. */
 unsigned long rftrace_shim_caller(bool regs);
 /* ftrace_find_rec_direct(), 0 without direct-call support. */
@@ -287,6 +300,15 @@ bool ftrace_c_trace_func_changed(void);
 void ftrace_c_removing(struct ftrace_ops *ops, bool on);
 void ftrace_c_run_update_code(int command);
 void ftrace_c_release(struct ftrace_ops *ops, struct ftrace_release *rel);
+/*
+ * Test-only (CONFIG_FTRACE_RUST_CORE_TEST_MODULE, c/rftrace_shim_<arch>.c):
+ * turns the NOP at the call site of the function at @func into another
+ * harmless instruction, so that the site no longer holds what the core
+ * expects.  0, -ENOENT (no call site) or -EBUSY (the site is not the NOP).
+ */
+int rftrace_test_corrupt_site(unsigned long func);
+/* Its arch part, under ftrace_lock and text_mutex; @insn as read at @ip. */
+int rftrace_shim_corrupt(unsigned long ip, const u8 *insn);
 /* The record table: C's lookup, its head, and its page groups. */
 struct dyn_ftrace *ftrace_c_lookup_rec(unsigned long start, unsigned long end);
 struct ftrace_page *ftrace_c_pages_start(void);

@@ -95,6 +95,7 @@ struct Stats {
     account_walks: Atomic<u64>,
     started: Atomic<u64>,
     stopped: Atomic<u64>,
+    quarantined: Atomic<u64>,
 }
 
 static STATS: Stats = Stats {
@@ -132,6 +133,7 @@ static STATS: Stats = Stats {
     account_walks: Atomic::new(0),
     started: Atomic::new(0),
     stopped: Atomic::new(0),
+    quarantined: Atomic::new(0),
 };
 
 /// Counts one walk of the kernel's ops list (`ops_list_walks`).
@@ -191,6 +193,7 @@ impl Stats {
             32 => (b"registry_account_walks\0", r(&self.account_walks)),
             33 => (b"registry_started\0", r(&self.started)),
             34 => (b"registry_stopped\0", r(&self.stopped)),
+            35 => (b"sites_quarantined\0", r(&self.quarantined)),
             _ => return None,
         })
     }

@@ -11,7 +11,7 @@
 #                  KUnit boot logs a kernel warning) or selftest:FILE.tc
 #                  (that file of selftests/rftrace fails)
 #   BREAK_WHAT     one line for the report
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills"
 
 break_def() { # NAME
 	case $1 in
@@ -57,6 +57,12 @@ break_def() { # NAME
 		BREAK_PERL='s/match account_walk\(self\.ops, false, self\.lock\)/match Ok::<bool, ()>(false)/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;
+	quarantine-kills)
+		BREAK_WHAT="a site that cannot be made a call stops tracing everywhere (ftrace_bug(), ftrace_kill()), as in 7.2"
+		BREAK_FILE=rust/rfcore/update.rs
+		BREAK_PERL='s/Update::MakeCall => Verdict::Quarantine,/Update::MakeCall => Verdict::Stop,/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:quarantine.tc ;;
 	*) return 1 ;;
 	esac
 }

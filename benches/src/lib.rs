@@ -192,6 +192,10 @@ impl VecRecords for FlatRecords {
     fn report(&mut self, _rec: usize, _update: Update, _failure: &Failure) {
         self.reports += 1;
     }
+
+    fn quarantine(&mut self, _rec: usize, _update: Update, _failure: &Failure) {
+        self.reports += 1;
+    }
 }
 
 /// The x86 text: one 5-byte slot per record.
@@ -256,7 +260,7 @@ impl Flat {
         self.arch.text.0.iter().filter(|t| **t != NOP5).count()
     }
 
-    /// Failures the update passes reported.
+    /// Failures the update passes reported (quarantined sites included).
     pub fn reports(&self) -> usize {
         self.recs.reports
     }

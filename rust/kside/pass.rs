@@ -9,7 +9,10 @@
 //! The architectures (`karch/x86.rs`, `karch/arm64.rs`) only implement
 //! [`Arch`]: plan, check, write, flush.
 
-use core::ptr::NonNull;
+use core::{
+    ffi::CStr,
+    ptr::NonNull, //
+};
 
 use kernel::{
     alloc::{
@@ -106,6 +109,54 @@ pub(crate) fn explain(rec: Rec<'_>, failure: &Failure) {
     }
 }
 
+/// Reports a quarantined record through the shim, which logs it once and
+/// lists it in `<debugfs>/rftrace/quarantine`: the failure, the update
+/// that was asked, and the bytes expected and found when there are some.
+pub(crate) fn quarantine(rec: Rec<'_>, update: Update, failure: &Failure) {
+    let (mut e, mut a) = ([0u8; update::INSN_MAX], [0u8; update::INSN_MAX]);
+    let (what, bytes): (&CStr, bool) = match failure {
+        Failure::Mismatch { expected, actual } => {
+            for (d, s) in e.iter_mut().zip(expected.bytes()) {
+                *d = *s;
+            }
+            for (d, s) in a.iter_mut().zip(actual.bytes()) {
+                *d = *s;
+            }
+            (c"unexpected bytes", true)
+        }
+        Failure::Encode(_) => (c"cannot encode the call", false),
+        Failure::Fault => (c"reading the site faulted", false),
+        Failure::Write => (c"writing the site failed", false),
+    };
+    let op: &CStr = match update {
+        Update::MakeCall => c"make_call",
+        Update::ModifyCall => c"modify_call",
+        Update::MakeNop => c"make_nop",
+        Update::Ignore => c"none",
+    };
+    if let Failure::Encode(e) = failure {
+        kernel::pr_err!("cannot encode the call at {:#x}: {:?}\n", rec.ip(), e);
+    }
+    let (ep, ap) = if bytes {
+        (e.as_ptr(), a.as_ptr())
+    } else {
+        (core::ptr::null(), core::ptr::null())
+    };
+    // SAFETY: `rec` is a live record (type invariants); `op` and `what`
+    // are NUL-terminated static strings; `ep` and `ap` are null or point
+    // at INSN_MAX >= MCOUNT_INSN_SIZE bytes, which is what the shim reads,
+    // and only during the call.
+    unsafe {
+        bindings::rftrace_shim_quarantine(
+            rec.as_ptr(),
+            op.as_ptr().cast::<kernel::ffi::c_char>(),
+            what.as_ptr().cast::<kernel::ffi::c_char>(),
+            ep,
+            ap,
+        )
+    };
+}
+
 /// Adds a pass's counts to the stats.
 fn account(c: &Counts) {
     let bump = crate::bump;
@@ -115,6 +166,7 @@ fn account(c: &Counts) {
     bump(&STATS.make_nop, c.make_nop);
     bump(&STATS.batches, c.batches);
     bump(&STATS.failures, c.failures);
+    bump(&STATS.quarantined, c.quarantined);
     bump(&STATS.gathers, c.gathers);
     bump(&STATS.changed, c.patched().saturating_add(c.failures));
     bump(&STATS.fallbacks, c.fallbacks);
@@ -198,6 +250,10 @@ impl<'a> Records for KernelRecords<'a> {
         // SAFETY: `rec` is a live record; ftrace_bug() prints it and stops
         // ftrace (ftrace_kill()), it does not free anything.
         unsafe { bindings::rftrace_shim_bug(errno(failure), rec.as_ptr()) };
+    }
+
+    fn quarantine(&mut self, rec: Rec<'a>, update: Update, failure: &Failure) {
+        quarantine(rec, update, failure);
     }
 }
 
@@ -357,10 +413,60 @@ impl<'a, C: Copy> Store<Rec<'a>, C> for KernelStore<'a, C> {
     }
 }
 
+/// The arch of a whole-table pass, with the shadow builds' test-only write
+/// failure: the write of the site named in `<debugfs>/rftrace/fail_write`
+/// fails once, before anything is written, as a failed text write would.
+struct FailWrite<'b, A> {
+    arch: &'b mut A,
+}
+
+impl<A: Arch> Arch for FailWrite<'_, A> {
+    type Change = A::Change;
+    const BATCH_MAX: usize = A::BATCH_MAX;
+    const CALL_OPS: bool = A::CALL_OPS;
+
+    fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<A::Change, Failure> {
+        self.arch.plan(facts, decision)
+    }
+
+    fn plan_init(&mut self, ip: u64) -> Result<A::Change, Failure> {
+        self.arch.plan_init(ip)
+    }
+
+    fn ip(change: &A::Change) -> u64 {
+        A::ip(change)
+    }
+
+    fn check(&mut self, change: &A::Change) -> Result<(), Failure> {
+        self.arch.check(change)
+    }
+
+    fn write(&mut self, change: &A::Change) -> Result<(), Failure> {
+        if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
+            let ip = crate::kside::env::c_word(A::ip(change));
+            // SAFETY: the shim only compares and clears a word.
+            if unsafe { bindings::rftrace_shim_take_fail_write(ip) } {
+                return Err(Failure::Write);
+            }
+        }
+        self.arch.write(change)
+    }
+
+    fn flush(&mut self) {
+        self.arch.flush();
+    }
+
+    fn relax(&mut self) {
+        self.arch.relax();
+    }
+}
+
 /// The update pass over every record (`ftrace_replace_code()`): check
 /// every change, then write them, in `A`'s batches. A failure has been
 /// reported through `ftrace_bug()` when this returns.
 pub(crate) fn replace_all<A: Arch>(lock: &FtraceLocked, arch: &mut A, enable: bool) {
+    let mut arch = FailWrite { arch };
+    let arch = &mut arch;
     let mut recs = KernelRecords::new(lock);
     let mut store = KernelStore {
         plans: KVVec::new(),

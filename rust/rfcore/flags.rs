@@ -123,6 +123,16 @@ impl RecFlags {
         self.any(DISABLED) && !self.any(ENABLED)
     }
 
+    /// The word of a record taken out of service (quarantined) because
+    /// its site could not be made a call: `DISABLED` with no count and no
+    /// request, so that every update skips it ([`RecFlags::skipped`]) and
+    /// no accounting walk counts it again; `TOUCHED` and `MODIFIED` are
+    /// kept, as history.
+    #[must_use]
+    pub const fn quarantined(self) -> Self {
+        RecFlags(self.0 & (TOUCHED | MODIFIED) | DISABLED)
+    }
+
     /// What the text at the site does now, according to the `*_EN` bits.
     pub const fn current(self) -> SiteState {
         if !self.any(ENABLED) {

@@ -14,8 +14,9 @@
 //!
 //! [`update_all`] is the whole-table pass (`ftrace_replace_code()`): pass
 //! one decides every record, gathers and plans every change and checks it
-//! against the text, keeping the plans in a [`Store`]; the first failure is
-//! reported and nothing at all has been written. Pass two writes the stored
+//! against the text, keeping the plans in a [`Store`]; a site that was to
+//! become a call and cannot is quarantined ([`Verdict`]) and the pass goes
+//! on, any other failure is reported and nothing at all has been written. Pass two writes the stored
 //! plans in order. [`update_one`] is the generic one-record update
 //! (`__ftrace_replace_code()`), [`single`] the arch hooks the generic code
 //! calls with explicit addresses (`ftrace_make_call()` and friends).
@@ -319,8 +320,44 @@ pub trait Records {
     /// decides on, with the facts when they were gathered (always for a
     /// change, never for [`Update::Ignore`]).
     fn shadow(&mut self, rec: Self::Rec, enable: bool, decision: &Decision, facts: Option<&Facts>);
-    /// Reports a failure on a record, as `ftrace_bug()` does.
+    /// Reports a failure on a record, as `ftrace_bug()` does, which stops
+    /// function tracing everywhere (`ftrace_kill()`).
     fn report(&mut self, rec: Self::Rec, update: Update, failure: &Failure);
+    /// Reports a record quarantined by the pass (its flags already say so,
+    /// [`RecFlags::quarantined`]): once, with the failure, the update
+    /// asked of it and the bytes found.
+    fn quarantine(&mut self, rec: Self::Rec, update: Update, failure: &Failure);
+}
+
+/// What becomes of a record whose change failed.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Verdict {
+    /// Only the site is given up: the pass leaves it as it is, marks the
+    /// record [`RecFlags::quarantined`], reports it and goes on with the
+    /// other records.
+    Quarantine,
+    /// Function tracing stops everywhere (`ftrace_bug()`, `ftrace_kill()`),
+    /// as in 7.2: the pass stops.
+    Stop,
+}
+
+impl Verdict {
+    /// The verdict on a failed `update`, at any stage (plan, check, write).
+    ///
+    /// Only a site that was to become a call is quarantined: it was a NOP
+    /// as far as the core knows, and it still is one after any failure
+    /// (nothing was written, or on arm64 only the literal, which a NOP
+    /// never reads), so nothing can be running, or will run, into an ops or
+    /// a trampoline the core stops accounting for. A site that was a call
+    /// (a failed re-target or NOP) may still call into ftrace: giving it up
+    /// would let its ops and trampoline be freed under it, so that stops
+    /// tracing, as 7.2 does.
+    pub const fn of(update: Update) -> Verdict {
+        match update {
+            Update::MakeCall => Verdict::Quarantine,
+            Update::Ignore | Update::ModifyCall | Update::MakeNop => Verdict::Stop,
+        }
+    }
 }
 
 /// Where [`update_all`] keeps the plans between its check pass and its
@@ -350,6 +387,8 @@ pub struct Counts {
     pub batches: u64,
     /// Updates stopped by a failure.
     pub failures: u64,
+    /// Records quarantined (of [`Counts::failures`]).
+    pub quarantined: u64,
     /// Walks of the ops list ([`Records::gather`], [`Records::unique`]).
     pub gathers: u64,
     /// Passes whose plans could not all be stored, so that the write pass
@@ -391,6 +430,32 @@ fn gather<R: Records>(recs: &mut R, rec: R::Rec, unique: bool, counts: &mut Coun
     recs.gather(rec, unique)
 }
 
+/// Takes a failed update of `rec` to its [`Verdict`]: a quarantined record
+/// is marked and reported, and the pass goes on (true); otherwise the
+/// failure is reported as `ftrace_bug()` and the pass must stop (false).
+fn failed<R: Records>(
+    recs: &mut R,
+    rec: R::Rec,
+    update: Update,
+    failure: &Failure,
+    counts: &mut Counts,
+) -> bool {
+    bump(&mut counts.failures);
+    match Verdict::of(update) {
+        Verdict::Quarantine => {
+            bump(&mut counts.quarantined);
+            let flags = recs.flags(rec).quarantined();
+            recs.store_flags(rec, flags);
+            recs.quarantine(rec, update, failure);
+            true
+        }
+        Verdict::Stop => {
+            recs.report(rec, update, failure);
+            false
+        }
+    }
+}
+
 /// The changes being written by pass two, and the batch they go into.
 struct Writer {
     queued: usize,
@@ -414,9 +479,11 @@ impl Writer {
             self.flush(arch, counts);
         }
         if let Err(failure) = arch.write(change) {
+            // A quarantined site was left a NOP: the batch goes on.
+            if failed(recs, rec, decision.update, &failure, counts) {
+                return Ok(());
+            }
             self.flush(arch, counts);
-            bump(&mut counts.failures);
-            recs.report(rec, decision.update, &failure);
             return Err(failure);
         }
         self.queued = self.queued.saturating_add(1);
@@ -472,13 +539,16 @@ fn check_record<R: Records, A: Arch, S: Store<R::Rec, A::Change>>(
 ///
 /// Pass one decides every record (calling [`Records::shadow`] once for
 /// each) and, for every change, gathers the record's facts, plans the
-/// change, checks it against the text and keeps it in `store`. The first
-/// failure is reported and returned: nothing has been written.
+/// change, checks it against the text and keeps it in `store`. A failed
+/// change that [`Verdict::of`] quarantines is marked, reported, and the
+/// pass goes on without it; the first other failure is reported and
+/// returned: nothing has been written.
 ///
 /// Pass two writes the kept changes in order, in batches of at most
 /// [`Arch::BATCH_MAX`], flushing whenever the ip does not ascend, and
 /// stores each record's new flags as its change is written. A write failure
-/// is reported and stops the pass, after what was queued is made live.
+/// quarantines its record, or (see [`Verdict`]) is reported and stops the
+/// pass, after what was queued is made live.
 /// If the store ran out of room, pass two walks the records again and
 /// gathers and plans every change a second time (counted in
 /// [`Counts::fallbacks`]); with a working store there is one ops-list walk
@@ -500,10 +570,10 @@ pub fn update_all<R: Records, A: Arch, S: Store<R::Rec, A::Change>>(
             Ok(true) => changes = changes.saturating_add(1),
             Ok(false) => {}
             Err((update, failure)) => {
-                store.clear();
-                bump(&mut counts.failures);
-                recs.report(rec, update, &failure);
-                return Err(failure);
+                if !failed(recs, rec, update, &failure, counts) {
+                    store.clear();
+                    return Err(failure);
+                }
             }
         }
         arch.relax();
@@ -576,10 +646,10 @@ fn write_walked<R: Records, A: Arch>(
             match arch.plan(&facts, &decision) {
                 Ok(change) => writer.write(recs, arch, rec, &change, &decision, counts)?,
                 Err(failure) => {
-                    writer.flush(arch, counts);
-                    bump(&mut counts.failures);
-                    recs.report(rec, decision.update, &failure);
-                    return Err(failure);
+                    if !failed(recs, rec, decision.update, &failure, counts) {
+                        writer.flush(arch, counts);
+                        return Err(failure);
+                    }
                 }
             }
         }

@@ -1203,6 +1203,12 @@ impl VecRecords for Sim {
         self.errs
             .push(format!("ftrace_bug at {ip:#x} ({update:?}): {failure:?}"));
     }
+
+    fn quarantine(&mut self, rec: usize, update: Update, failure: &Failure) {
+        let ip = self.recs[rec].ip;
+        self.errs
+            .push(format!("quarantined {ip:#x} ({update:?}): {failure:?}"));
+    }
 }
 
 /// Draws the fixed facts of one kernel.

@@ -27,6 +27,7 @@ use crate::rfcore::record::{Decision, Update};
 use crate::rfcore::select::{self, Callers, OpsList};
 use crate::rfcore::update::{
     single, update_all, update_one, Arch, Counts, EncodeFault, Errno, Facts, Failure, Insn, Single,
+    Verdict,
 };
 use crate::rfcore::x86::{self as x86c, EncodeError};
 
@@ -147,6 +148,7 @@ struct Table {
     uniques: u64,
     shadows: Vec<(usize, bool, Decision, Option<Facts>)>,
     reports: Vec<(usize, Update, Failure)>,
+    quarantines: Vec<(usize, Update, Failure)>,
     /// Problems the selection met.
     problems: u64,
 }
@@ -197,6 +199,9 @@ impl VecRecords for Table {
     }
     fn report(&mut self, rec: usize, update: Update, failure: &Failure) {
         self.reports.push((rec, update, *failure));
+    }
+    fn quarantine(&mut self, rec: usize, update: Update, failure: &Failure) {
+        self.quarantines.push((rec, update, *failure));
     }
 }
 
@@ -574,6 +579,7 @@ impl<A: SimArch> World<A> {
                 uniques: 0,
                 shadows: Vec::new(),
                 reports: Vec::new(),
+                quarantines: Vec::new(),
                 problems: 0,
             },
             a,
@@ -938,12 +944,76 @@ fn failing_pass<A: SimArch>(w: &mut World<A>, rec: usize) -> Failure {
     failure
 }
 
+/// Runs a pass in which record `rec` (a NOP to become a call) fails and
+/// is quarantined: the pass goes on and every other record is updated;
+/// `rec`'s site is left as it was (its instruction only, if `wrote_literal`:
+/// arm64 stores the literal first), its flags say quarantined, and it is
+/// reported once. A second pass does not look at it again.
+fn quarantining_pass<A: SimArch>(w: &mut World<A>, rec: usize, wrote_literal: bool) -> Failure {
+    let before = w.flags_vec();
+    let snap = w.state(rec);
+    let planned: Vec<(u8, u64)> = before
+        .iter()
+        .map(|&f| model::check_record(f, true))
+        .collect();
+    assert_eq!(update_of(planned[rec].0), Update::MakeCall);
+    assert_eq!(Verdict::of(Update::MakeCall), Verdict::Quarantine);
+    w.t.shadows.clear();
+    let mut counts = Counts::default();
+    assert_eq!(w.pass(true, &mut counts), Ok(()));
+    assert!(w.t.reports.is_empty(), "{:?}", w.t.reports);
+    assert_eq!(w.t.quarantines.len(), 1, "{:?}", w.t.quarantines);
+    let (qrec, qupdate, failure) = w.t.quarantines[0];
+    assert_eq!((qrec, qupdate), (rec, Update::MakeCall));
+    assert_eq!((counts.failures, counts.quarantined), (1, 1));
+    let changes = planned.iter().filter(|p| p.0 != model::IGNORE).count() as u64;
+    assert_eq!(counts.patched(), changes - 1);
+    let q = RecFlags::from_raw(before[rec]).quarantined();
+    assert_eq!(w.t.recs[rec].flags, q.raw());
+    assert!(q.skipped() && q.raw() & 0xff == 0);
+    if wrote_literal {
+        assert_eq!(w.state(rec).0, snap.0);
+    } else {
+        assert_eq!(w.state(rec), snap);
+    }
+    for i in (0..before.len()).filter(|&i| i != rec) {
+        assert_eq!(w.t.recs[i].flags, planned[i].1, "record {i}");
+        assert_eq!(w.state(i), w.expected(i), "site {i}");
+    }
+    assert_eq!(w.a.pending(), 0);
+    assert_eq!(w.t.shadows.len(), before.len());
+
+    // The quarantined record is skipped from now on: not read, not
+    // reported again, whatever the pass.
+    let ip = w.t.recs[rec].ip;
+    for enable in [true, false, true] {
+        w.log.borrow_mut().clear();
+        let mut again = Counts::default();
+        assert_eq!(w.pass(enable, &mut again), Ok(()));
+        assert!(!w.reads().contains(&ip));
+        assert_eq!(again.failures, 0);
+        assert_eq!(w.t.recs[rec].flags, q.raw());
+    }
+    assert_eq!(w.t.quarantines.len(), 1);
+    w.t.quarantines.clear();
+    failure
+}
+
 fn corrupted_site_is_refused<A: SimArch>() {
     let mut cases = 0;
     for variant in [false, true] {
-        // The corrupted site makes a call, modifies one, makes a NOP.
-        for rec in [0, 2, 3, 4] {
-            for byte in 0..A::INSN_LEN {
+        for byte in 0..A::INSN_LEN {
+            // A corrupted site that was to be made a call is quarantined.
+            for rec in [0, 4] {
+                let mut w = mixed::<A>(variant);
+                let ip = w.t.recs[rec].ip;
+                let (expected, actual) = w.a.corrupt(ip, byte);
+                let f = quarantining_pass(&mut w, rec, false);
+                assert_eq!(f, Failure::Mismatch { expected, actual });
+                cases += 1;
+            }
+            // One that modifies a call or makes a NOP stops the pass.
+            for rec in [2, 3] {
                 let mut w = mixed::<A>(variant);
                 let ip = w.t.recs[rec].ip;
                 let (expected, actual) = w.a.corrupt(ip, byte);
@@ -964,7 +1034,7 @@ fn corrupted_site_is_refused<A: SimArch>() {
     assert_eq!(w.state(1), bad);
     assert!(!w.log.borrow().contains(&Ev::Read(ip)));
     note(&format!(
-        "update {}: {cases} corrupted-site passes refused with nothing written",
+        "update {}: {cases} corrupted-site passes: a NOP site quarantined, a call site refused with nothing written",
         A::NAME
     ));
 }
@@ -980,10 +1050,16 @@ fn arm64_corrupted_site_is_refused() {
 }
 
 fn read_fault_is_refused<A: SimArch>() {
-    for rec in [0, 2, 3, 4] {
+    for rec in [2, 3] {
         let mut w = mixed::<A>(true);
         *w.a.fault_at() = Some(w.t.recs[rec].ip);
         let f = failing_pass(&mut w, rec);
+        assert_eq!((f, f.errno()), (Failure::Fault, Errno::Fault));
+    }
+    for rec in [0, 4] {
+        let mut w = mixed::<A>(true);
+        *w.a.fault_at() = Some(w.t.recs[rec].ip);
+        let f = quarantining_pass(&mut w, rec, false);
         assert_eq!((f, f.errno()), (Failure::Fault, Errno::Fault));
     }
     // A fault at a site that needs nothing does not matter.
@@ -1040,6 +1116,30 @@ fn write_failure_stops_the_pass<A: SimArch>() {
     }
 }
 
+/// A write failure on a NOP to become a call quarantines the record; the
+/// others, before and after it, are written, with and without a store.
+fn write_failure_quarantines_a_nop_site<A: SimArch>() {
+    for room in [usize::MAX, 0] {
+        for rec in [0, 4] {
+            let mut w = mixed::<A>(false);
+            *w.a.fail_write_at() = Some(w.t.recs[rec].ip);
+            w.store.room = room;
+            let f = quarantining_pass(&mut w, rec, true);
+            assert_eq!(f, Failure::Write);
+        }
+    }
+}
+
+#[test]
+fn x86_write_failure_quarantines_a_nop_site() {
+    write_failure_quarantines_a_nop_site::<X86>();
+}
+
+#[test]
+fn arm64_write_failure_quarantines_a_nop_site() {
+    write_failure_quarantines_a_nop_site::<Arm64>();
+}
+
 #[test]
 fn x86_write_failure_stops_the_pass() {
     write_failure_stops_the_pass::<X86>();
@@ -1057,7 +1157,7 @@ fn x86_unencodable_target_is_refused() {
     let ip = w.t.recs[4].ip;
     let far = ip.wrapping_add(5).wrapping_add(1 << 31);
     w.t.recs[4].tramp = far;
-    let f = failing_pass(&mut w, 4);
+    let f = quarantining_pass(&mut w, 4, false);
     let out = |target| Failure::Encode(EncodeFault::X86(EncodeError::OutOfRange { ip, target }));
     assert_eq!(f, out(far));
     assert_eq!(f.errno(), Errno::Invalid);
@@ -1125,7 +1225,7 @@ fn arm64_unusable_site_is_refused() {
     w.modules(1);
     let (ip, target) = (w.t.recs[0].ip, w.t.recs[0].tramp);
     w.t.recs[0].flags = m(bit::TRAMP) | 1;
-    let f = failing_pass(&mut w, 0);
+    let f = quarantining_pass(&mut w, 0, false);
     assert_eq!(
         f,
         Failure::Encode(EncodeFault::Reach(ReachError::NoPlt { ip, target }))
@@ -1160,8 +1260,13 @@ fn arm64_unusable_site_is_refused() {
     let mut w = mixed::<Arm64>(false);
     w.t.recs[0].ip += 4;
     w.a.reset(&w.t.recs);
+    // The reset made every site a NOP: the calls of records 1 to 3 again.
+    for i in 1..4 {
+        let e = w.expected(i);
+        w.a.set_state(w.t.recs[i].ip, e);
+    }
     let literal = w.t.recs[0].ip - 12;
-    let f = failing_pass(&mut w, 0);
+    let f = quarantining_pass(&mut w, 0, false);
     assert_eq!(
         f,
         Failure::Encode(EncodeFault::Layout(LayoutError::MisalignedLiteral {

@@ -124,6 +124,8 @@ pub trait VecRecords {
     }
     /// [`Records::report`].
     fn report(&mut self, rec: usize, update: Update, failure: &Failure);
+    /// [`Records::quarantine`].
+    fn quarantine(&mut self, rec: usize, update: Update, failure: &Failure);
 }
 
 /// The [`Records`] of a [`VecRecords`], for one call into the update pass.
@@ -171,6 +173,10 @@ impl<T: VecRecords> Records for Walk<'_, T> {
 
     fn report(&mut self, rec: usize, update: Update, failure: &Failure) {
         self.0.report(rec, update, failure);
+    }
+
+    fn quarantine(&mut self, rec: usize, update: Update, failure: &Failure) {
+        self.0.quarantine(rec, update, failure);
     }
 }
 
