@@ -67,6 +67,28 @@ static noinline void rftrace_test_g2(void)
 	SINK(SUNK ^ 13);
 }
 
+static noinline void rftrace_test_h1(void)
+{
+	SINK(SUNK + 17);
+}
+
+static noinline void rftrace_test_h2(void)
+{
+	SINK(SUNK ^ 19);
+	SINK(SUNK + 23);
+}
+
+static noinline void rftrace_test_h3(void)
+{
+	SINK(SUNK * 3 + 29);
+}
+
+static noinline void rftrace_test_h4(void)
+{
+	SINK(SUNK - 31);
+	SINK(SUNK | 37);
+}
+
 static void rftrace_test_run_all(void)
 {
 	rftrace_test_f1();
@@ -75,6 +97,10 @@ static void rftrace_test_run_all(void)
 	rftrace_test_f4();
 	rftrace_test_g1();
 	rftrace_test_g2();
+	rftrace_test_h1();
+	rftrace_test_h2();
+	rftrace_test_h3();
+	rftrace_test_h4();
 }
 
 static const struct {
@@ -87,6 +113,10 @@ static const struct {
 	{ "rftrace_test_f4", rftrace_test_f4 },
 	{ "rftrace_test_g1", rftrace_test_g1 },
 	{ "rftrace_test_g2", rftrace_test_g2 },
+	{ "rftrace_test_h1", rftrace_test_h1 },
+	{ "rftrace_test_h2", rftrace_test_h2 },
+	{ "rftrace_test_h3", rftrace_test_h3 },
+	{ "rftrace_test_h4", rftrace_test_h4 },
 };
 
 static int rftrace_test_set_corrupt(const char *val,
