@@ -146,6 +146,14 @@ int rftrace_shutdown(struct ftrace_ops *ops, int command,
 /* Counter @idx: stores its name in @name and returns true, or false. */
 bool rftrace_stat(unsigned int idx, const char **name, u64 *val);
 
+/*
+ * ftrace_update_code()'s loop over the new groups from @pgs: every record
+ * gets @flags and, if @init, its site's first conversion to a NOP (from a
+ * call to @mcount).  Returns the records done, or -1 if ftrace is disabled.
+ */
+long rftrace_init_nops(struct module *mod, struct ftrace_page *pgs,
+		       unsigned long flags, bool init, unsigned long mcount);
+
 /* Implemented in C (c/rftrace_shim.c), called by the Rust core. */
 
 /*

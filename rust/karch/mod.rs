@@ -16,6 +16,8 @@ use crate::{
     kside::env::Rec,
     kside::lock::FtraceLocked,
     kside::pass,
+    kside::records::Group,
+    rfcore::flags::RecFlags,
     rfcore::update::{
         Arch,
         Single, //
@@ -52,6 +54,26 @@ pub(crate) trait KernelArch<'a>: Arch + Sized {
 
 /// `ftrace_replace_code()`: check every change, then write them in the
 /// architecture's batches.
+/// `ftrace_update_code()`'s loop over new record groups
+/// ([`pass::init_groups`]); `mcount`: what the compiler's calls call.
+///
+/// # Safety
+///
+/// `module` is null or the module the groups belong to, alive during the
+/// call.
+pub(crate) unsafe fn init_groups(
+    lock: &FtraceLocked,
+    module: *mut bindings::module,
+    first: Option<Group<'_>>,
+    flags: RecFlags,
+    init: bool,
+    mcount: u64,
+) -> Option<u64> {
+    // SAFETY: the function's contract.
+    let arch = &mut unsafe { Native::for_site(lock, module, mcount) };
+    pass::init_groups(lock, arch, first, flags, init)
+}
+
 pub(crate) fn replace_code(lock: &FtraceLocked, enable: bool, may_sleep: bool) {
     pass::replace_all(lock, &mut Native::for_pass(lock, may_sleep), enable);
 }

@@ -22,6 +22,7 @@ use kernel::{
     ffi::{
         c_char,
         c_int,
+        c_long,
         c_uint,
         c_ulong,
         c_void, //
@@ -48,7 +49,10 @@ use crate::{
         to_c, //
     },
     kside::registry,
-    rfcore::record::Update,
+    rfcore::{
+        flags::RecFlags,
+        record::Update, //
+    },
     shadow_diff,
     STATS, //
 };
@@ -695,6 +699,40 @@ pub(crate) unsafe extern "C" fn rftrace_make_nop(
     }
 }
 
+/// `ftrace_update_code()`'s loop: every record of the new groups from
+/// `pgs` gets `flags` and, with `init`, its site's first conversion to a
+/// NOP (from a call to `mcount`). Returns the records done, or -1 if
+/// ftrace is disabled; a failed site is reported with `ftrace_bug()`.
+///
+/// # Safety
+///
+/// `pgs` is null or the first of a chain of groups of the table, `module`
+/// is null or the module they belong to, alive during the call, and the
+/// caller holds `ftrace_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_init_nops(
+    module: *mut bindings::module,
+    pgs: *mut bindings::ftrace_page,
+    flags: c_ulong,
+    init: bool,
+    mcount: c_ulong,
+) -> c_long {
+    // SAFETY: the caller holds ftrace_lock (function contract).
+    unsafe {
+        FtraceLocked::held(|lock| {
+            // SAFETY: `pgs` is null or a group of the table, which
+            // ftrace_lock keeps with every group after it (contract).
+            let first = unsafe { records::Group::from_raw(from_c(pgs)) };
+            let flags = RecFlags::from_raw(word(flags));
+            // SAFETY: `module` is null or alive during the call (contract).
+            match unsafe { karch::init_groups(lock, module, first, flags, init, word(mcount)) } {
+                Some(n) => c_long::try_from(n).unwrap_or(c_long::MAX),
+                None => -1,
+            }
+        })
+    }
+}
+
 /// Re-points the callback call at `ip` in an ftrace trampoline to the C
 /// function `func` (never a jump, whatever bit 0 of `func`); 0 or -errno.
 ///
@@ -744,6 +782,7 @@ same_signature!(
     rftrace_make_call,
     rftrace_modify_call,
     rftrace_make_nop,
+    rftrace_init_nops,
     rftrace_manager_hashes,
     rftrace_register_ops,
     rftrace_unregister_ops,

@@ -41,6 +41,7 @@ use crate::{
         Rec, //
     },
     kside::lock::FtraceLocked,
+    kside::records::Group,
     rfcore::{
         consistency::{
             self,
@@ -48,6 +49,7 @@ use crate::{
         },
         flags::RecFlags,
         record::{
+            BugType,
             Decision,
             Update, //
         },
@@ -500,6 +502,71 @@ pub(crate) fn replace_one<A: Arch>(rec: Rec<'_>, arch: &mut A, enable: bool) -> 
             explain(rec, &failure);
             errno(&failure)
         }
+    }
+}
+
+/// `ftrace_update_code()`'s loop over the new record groups from `first`
+/// (the table at boot, or a module's groups at load): every record gets
+/// `flags` and, with `init`, its site's first conversion to a NOP (the
+/// compiler's call, as `ftrace_init_nop()` does one site at a time). A
+/// failure is reported as `ftrace_nop_initialize()` reports it
+/// (`ftrace_bug()`, bug type "init") and ends that group, as in C. Returns
+/// the records done, or `None` if ftrace was found disabled (C's early
+/// return), which is checked before each group rather than each record.
+///
+/// One counter update for the whole call, and no call per record beyond
+/// the text read and write: this is the boot's hot loop.
+pub(crate) fn init_groups<A: Arch>(
+    lock: &FtraceLocked,
+    arch: &mut A,
+    first: Option<Group<'_>>,
+    flags: RecFlags,
+    init: bool,
+) -> Option<u64> {
+    let mut recs = KernelRecords::new(lock);
+    let mut done = 0u64;
+    let mut failed = false;
+    let mut group = first;
+    while let Some(g) = group {
+        // SAFETY: a plain read of a C global, under ftrace_lock.
+        if unsafe { bindings::ftrace_c_disabled() } {
+            failed = true;
+            break;
+        }
+        let len = g.len();
+        for i in 0..len {
+            // SAFETY: `g.rec()` is null or a record of a group of the
+            // table, which ftrace_lock (`lock`) keeps alive.
+            let Some(rec) = (unsafe { Rec::from_raw(g.rec(len, i), lock) }) else {
+                break;
+            };
+            rec.set_flags(flags);
+            if !init {
+                done = done.saturating_add(1);
+                continue;
+            }
+            match update::single(&mut recs, arch, rec, Single::Init) {
+                Ok(()) => done = done.saturating_add(1),
+                Err(failure) => {
+                    STATS.failures.add(1, Relaxed);
+                    explain(rec, &failure);
+                    set_bug_type(lock, BugType::Init);
+                    // SAFETY: `rec` is a live record; ftrace_bug() prints it
+                    // and stops ftrace (ftrace_kill()).
+                    unsafe { bindings::rftrace_shim_bug(errno(&failure), rec.as_ptr()) };
+                    break;
+                }
+            }
+        }
+        group = g.following();
+    }
+    if init {
+        crate::bump(&STATS.init_nops, done);
+    }
+    if failed {
+        None
+    } else {
+        Some(done)
     }
 }
 
