@@ -88,4 +88,26 @@ rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
 "${mk[@]}" M="$ext" INSTALL_MOD_PATH="$out/modroot" INSTALL_MOD_STRIP=1 \
 	modules_install >>"$out/build.log" 2>&1 ||
 	{ tail -20 "$out/build.log"; die "test module install failed"; }
+# The text of kernel/trace (ftrace, the tracers, the Rust core and its
+# shim) as one address range, for the stack filter of the fault-injection
+# selftest: the longest run of kernel/trace's symbols in System.map (a
+# run survives up to two other symbols in a row, such as an alias made in
+# assembly), up to the symbol after its last one.  Written as "START END"
+# into the guest's module tree.
+nm_tool=$(command -v llvm-nm-19 || command -v nm)
+rel=$(cat "$out/include/config/kernel.release")
+"$nm_tool" --defined-only "$out/kernel/trace/built-in.a" 2>/dev/null |
+	awk 'NF == 3 && $2 ~ /^[tT]$/ { print $3 }' |
+	awk 'function close_run() { if (run && n > best) { best = n; bs = s; be = e }; run = 0 }
+	     NR == FNR { mine[$1] = 1; next }
+	     $3 == "_etext" { exit }
+	     $2 !~ /^[tT]$/ { next }
+	     ($3 in mine) { if (!run) { run = 1; s = $1; n = 0 }
+			    n++; gap = 0; e = ""; next }
+	     run { if (e == "") e = $1; if (++gap > 2) close_run() }
+	     END { close_run(); if (best) print bs, be }' - "$out/System.map" \
+	>"$out/modroot/lib/modules/$rel/rftrace-trace-text"
+[ -s "$out/modroot/lib/modules/$rel/rftrace-trace-text" ] ||
+	die "cannot find the text of kernel/trace in $out/System.map"
+
 step "built $out/$image in $(( $(date +%s) - start )) s"

@@ -10,7 +10,8 @@
 #   stock   CONFIG_FTRACE_RUST_CORE=n
 #   rust    CONFIG_FTRACE_RUST_CORE=y
 #   shadow  CONFIG_FTRACE_RUST_CORE=y and CONFIG_FTRACE_RUST_CORE_SHADOW=y
-#   debug   shadow plus lockdep, DEBUG_ATOMIC_SLEEP, DEBUG_LIST and KFENCE
+#   debug   shadow plus lockdep, DEBUG_ATOMIC_SLEEP, DEBUG_LIST, KFENCE,
+#           fault injection (FAILSLAB, FAIL_PAGE_ALLOC) and kmemleak
 #   kcsan   shadow plus KCSAN
 
 # rft_config_fragment ARCH VARIANT: prints the fragment.
@@ -39,7 +40,16 @@ rft_config_fragment() {
 			echo "CONFIG_PROVE_LOCKING=y"
 			echo "CONFIG_DEBUG_ATOMIC_SLEEP=y"
 			echo "CONFIG_DEBUG_LIST=y"
-			echo "CONFIG_KFENCE=y" ;;
+			echo "CONFIG_KFENCE=y"
+			# Fault injection (selftests/rftrace/fault-injection.tc)
+			# and kmemleak, scanned on demand only.
+			echo "CONFIG_FAULT_INJECTION=y"
+			echo "CONFIG_FAILSLAB=y"
+			echo "CONFIG_FAIL_PAGE_ALLOC=y"
+			echo "CONFIG_FAULT_INJECTION_DEBUG_FS=y"
+			echo "CONFIG_FAULT_INJECTION_STACKTRACE_FILTER=y"
+			echo "CONFIG_DEBUG_KMEMLEAK=y"
+			echo "# CONFIG_DEBUG_KMEMLEAK_AUTO_SCAN is not set" ;;
 		kcsan)	echo "CONFIG_DEBUG_KERNEL=y"
 			echo "CONFIG_KCSAN=y" ;;
 		esac ;;
