@@ -523,7 +523,6 @@ pub(crate) fn init_groups<A: Arch>(
     flags: RecFlags,
     init: bool,
 ) -> Option<u64> {
-    let mut recs = KernelRecords::new(lock);
     let mut done = 0u64;
     let mut failed = false;
     let mut group = first;
@@ -533,11 +532,10 @@ pub(crate) fn init_groups<A: Arch>(
             failed = true;
             break;
         }
-        let len = g.len();
-        for i in 0..len {
-            // SAFETY: `g.rec()` is null or a record of a group of the
-            // table, which ftrace_lock (`lock`) keeps alive.
-            let Some(rec) = (unsafe { Rec::from_raw(g.rec(len, i), lock) }) else {
+        for ptr in g.records(g.len()) {
+            // SAFETY: a record of a group of the table, which ftrace_lock
+            // (`lock`) keeps alive.
+            let Some(rec) = (unsafe { Rec::from_raw(ptr, lock) }) else {
                 break;
             };
             rec.set_flags(flags);
@@ -545,7 +543,11 @@ pub(crate) fn init_groups<A: Arch>(
                 done = done.saturating_add(1);
                 continue;
             }
-            match update::single(&mut recs, arch, rec, Single::Init) {
+            let init = arch.plan_init(rec.ip()).and_then(|change| {
+                arch.check(&change)?;
+                arch.write(&change)
+            });
+            match init {
                 Ok(()) => done = done.saturating_add(1),
                 Err(failure) => {
                     STATS.failures.add(1, Relaxed);
