@@ -717,20 +717,19 @@ pub(crate) unsafe extern "C" fn rftrace_init_nops(
     init: bool,
     mcount: c_ulong,
 ) -> c_long {
+    let run = |lock: &FtraceLocked| {
+        // SAFETY: `pgs` is null or a group of the table, which ftrace_lock
+        // keeps with every group after it (contract).
+        let first = unsafe { records::Group::from_raw(from_c(pgs)) };
+        let flags = RecFlags::from_raw(word(flags));
+        // SAFETY: `module` is null or alive during the call (contract).
+        match unsafe { karch::init_groups(lock, module, first, flags, init, word(mcount)) } {
+            Some(n) => c_long::try_from(n).unwrap_or(c_long::MAX),
+            None => -1,
+        }
+    };
     // SAFETY: the caller holds ftrace_lock (function contract).
-    unsafe {
-        FtraceLocked::held(|lock| {
-            // SAFETY: `pgs` is null or a group of the table, which
-            // ftrace_lock keeps with every group after it (contract).
-            let first = unsafe { records::Group::from_raw(from_c(pgs)) };
-            let flags = RecFlags::from_raw(word(flags));
-            // SAFETY: `module` is null or alive during the call (contract).
-            match unsafe { karch::init_groups(lock, module, first, flags, init, word(mcount)) } {
-                Some(n) => c_long::try_from(n).unwrap_or(c_long::MAX),
-                None => -1,
-            }
-        })
-    }
+    unsafe { FtraceLocked::held(run) }
 }
 
 /// Re-points the callback call at `ip` in an ftrace trampoline to the C

@@ -84,16 +84,28 @@ pub(crate) fn errno(failure: &Failure) -> c_int {
 
 /// Logs why a site was refused, and hands the expected bytes to
 /// `ftrace_bug()` (through the shim's `ftrace_expected`).
+/// The bytes expected and found of a mismatch, each in an INSN_MAX buffer
+/// (what the shim reads: MCOUNT_INSN_SIZE <= INSN_MAX bytes of each).
+fn mismatch_bytes(failure: &Failure) -> Option<([u8; update::INSN_MAX], [u8; update::INSN_MAX])> {
+    let Failure::Mismatch { expected, actual } = failure else {
+        return None;
+    };
+    let (mut e, mut a) = ([0u8; update::INSN_MAX], [0u8; update::INSN_MAX]);
+    for (d, s) in e.iter_mut().zip(expected.bytes()) {
+        *d = *s;
+    }
+    for (d, s) in a.iter_mut().zip(actual.bytes()) {
+        *d = *s;
+    }
+    Some((e, a))
+}
+
 pub(crate) fn explain(rec: Rec<'_>, failure: &Failure) {
     match failure {
-        Failure::Mismatch { expected, actual } => {
-            let (mut e, mut a) = ([0u8; update::INSN_MAX], [0u8; update::INSN_MAX]);
-            for (d, s) in e.iter_mut().zip(expected.bytes()) {
-                *d = *s;
-            }
-            for (d, s) in a.iter_mut().zip(actual.bytes()) {
-                *d = *s;
-            }
+        Failure::Mismatch { .. } => {
+            let Some((e, a)) = mismatch_bytes(failure) else {
+                return;
+            };
             // SAFETY: `rec` is a live record (type invariants); both
             // buffers hold INSN_MAX >= MCOUNT_INSN_SIZE bytes, which is
             // what the shim reads.
@@ -115,21 +127,13 @@ pub(crate) fn explain(rec: Rec<'_>, failure: &Failure) {
 /// lists it in `<debugfs>/rftrace/quarantine`: the failure, the update
 /// that was asked, and the bytes expected and found when there are some.
 pub(crate) fn quarantine(rec: Rec<'_>, update: Update, failure: &Failure) {
-    let (mut e, mut a) = ([0u8; update::INSN_MAX], [0u8; update::INSN_MAX]);
-    let (what, bytes): (&CStr, bool) = match failure {
-        Failure::Mismatch { expected, actual } => {
-            for (d, s) in e.iter_mut().zip(expected.bytes()) {
-                *d = *s;
-            }
-            for (d, s) in a.iter_mut().zip(actual.bytes()) {
-                *d = *s;
-            }
-            (c"unexpected bytes", true)
-        }
-        Failure::Encode(_) => (c"cannot encode the call", false),
-        Failure::Fault => (c"reading the site faulted", false),
-        Failure::Write => (c"writing the site failed", false),
+    let what: &CStr = match failure {
+        Failure::Mismatch { .. } => c"unexpected bytes",
+        Failure::Encode(_) => c"cannot encode the call",
+        Failure::Fault => c"reading the site faulted",
+        Failure::Write => c"writing the site failed",
     };
+    let bytes = mismatch_bytes(failure);
     let op: &CStr = match update {
         Update::MakeCall => c"make_call",
         Update::ModifyCall => c"modify_call",
@@ -139,10 +143,9 @@ pub(crate) fn quarantine(rec: Rec<'_>, update: Update, failure: &Failure) {
     if let Failure::Encode(e) = failure {
         kernel::pr_err!("cannot encode the call at {:#x}: {:?}\n", rec.ip(), e);
     }
-    let (ep, ap) = if bytes {
-        (e.as_ptr(), a.as_ptr())
-    } else {
-        (core::ptr::null(), core::ptr::null())
+    let (ep, ap) = match &bytes {
+        Some((e, a)) => (e.as_ptr(), a.as_ptr()),
+        None => (core::ptr::null(), core::ptr::null()),
     };
     // SAFETY: `rec` is a live record (type invariants); `op` and `what`
     // are NUL-terminated static strings; `ep` and `ap` are null or point
