@@ -26,6 +26,7 @@
 #include <linux/uaccess.h>
 
 #include <asm/ftrace.h>
+#include <asm/sections.h>
 
 #include "../include/rftrace.h"
 #include "../../ftrace_internal.h"
@@ -243,16 +244,26 @@ bool rftrace_shim_core_data(unsigned long addr)
 	return is_kernel_core_data(addr);
 }
 
-/* Is @addr in the text of the core kernel (@mod NULL) or of @mod? */
-bool rftrace_shim_in_text(struct module *mod, unsigned long addr)
+/*
+ * The text of the core kernel (@mod NULL: is_kernel_text() without the
+ * vsyscall page, and is_kernel_inittext()) or of @mod (MOD_TEXT and
+ * MOD_INIT_TEXT), as [start, end) pairs, for the call-site list check.
+ */
+void rftrace_shim_text_ranges(struct module *mod, unsigned long *ranges)
 {
-	if (!mod)
-		return is_kernel_text(addr) || is_kernel_inittext(addr);
+	if (!mod) {
+		ranges[0] = (unsigned long)_stext;
+		ranges[1] = (unsigned long)_etext;
+		ranges[2] = (unsigned long)_sinittext;
+		ranges[3] = (unsigned long)_einittext;
+		return;
+	}
+	memset(ranges, 0, 4 * sizeof(*ranges));
 #ifdef CONFIG_MODULES
-	return within_module_mem_type(addr, mod, MOD_TEXT) ||
-	       within_module_mem_type(addr, mod, MOD_INIT_TEXT);
-#else
-	return false;
+	ranges[0] = (unsigned long)mod->mem[MOD_TEXT].base;
+	ranges[1] = ranges[0] + mod->mem[MOD_TEXT].size;
+	ranges[2] = (unsigned long)mod->mem[MOD_INIT_TEXT].base;
+	ranges[3] = ranges[2] + mod->mem[MOD_INIT_TEXT].size;
 #endif
 }
 

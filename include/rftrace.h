@@ -224,10 +224,16 @@ struct ftrace_ops *rftrace_shim_subops_next(struct ftrace_ops *ops,
 struct ftrace_hash *rftrace_shim_ops_hash(struct ftrace_ops *ops, bool no_trace);
 
 /* Text and call-site list checks (rfcore::table). */
-bool rftrace_shim_in_text(struct module *mod, unsigned long addr);
+/*
+ * The text a call-site list may point into, as [start, end) pairs in
+ * @ranges[0..3]: text and init text of the core kernel (@mod NULL) or of
+ * @mod.
+ */
+void rftrace_shim_text_ranges(struct module *mod, unsigned long *ranges);
 bool rftrace_shim_within_module(struct module *mod, unsigned long addr);
 /* The largest order of a page group (MAX_PAGE_ORDER). */
 int rftrace_shim_max_order(void);
+/* ftrace_call_adjust(): arm64 BTI kernels, and KUnit's cross-check. */
 unsigned long rftrace_shim_call_adjust(unsigned long addr);
 void rftrace_shim_refused_site(struct module *mod, const char *why,
 			       unsigned long addr);

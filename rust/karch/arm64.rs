@@ -31,6 +31,7 @@ use crate::{
     kside::lock::FtraceLocked,
     rfcore::{
         arm64::{
+            call_site,
             plan_init,
             plan_update,
             verify_word,
@@ -124,6 +125,18 @@ impl Arch for Arm64<'_> {
 
     fn plan_init(&mut self, ip: u64) -> Result<Arm64Change, Failure> {
         plan_init(ip, BTI)
+    }
+
+    fn call_site(entry: u64) -> Option<u64> {
+        if BTI {
+            // Whether the function starts with `BTI C` is in the text:
+            // the kernel's own adjustment reads it.
+            // SAFETY: a computation on the address and a read of kernel
+            // text the call-site list points to.
+            let site = word(unsafe { bindings::rftrace_shim_call_adjust(c_word(entry)) });
+            return (site != 0).then_some(site);
+        }
+        call_site(entry, false)
     }
 
     fn ip(change: &Arm64Change) -> u64 {

@@ -41,6 +41,7 @@ use crate::{
             Failure, //
         },
         x86::{
+            call_site,
             decode,
             encode_call,
             plan_init,
@@ -137,6 +138,10 @@ impl Arch for X86<'_> {
 
     fn plan_init(&mut self, ip: u64) -> Result<X86Change, Failure> {
         plan_init(ip, self.mcount)
+    }
+
+    fn call_site(entry: u64) -> Option<u64> {
+        call_site(entry)
     }
 
     fn ip(change: &X86Change) -> u64 {

@@ -42,11 +42,12 @@ use crate::{
         },
         table::{
             self,
-            Locs,
             Report,
             Skip,
+            Span,
             Text, //
-        }, //
+        },
+        update::Arch, //
     }, //
 };
 
@@ -54,6 +55,7 @@ use crate::{
 // view must be the C layout (the shim asserts the same on the C side).
 const _: () = assert!(core::mem::size_of::<bindings::dyn_ftrace>() == 16);
 const _: () = assert!(core::mem::size_of::<c_ulong>() == core::mem::size_of::<u64>());
+const _: () = assert!(core::mem::align_of::<c_ulong>() == core::mem::align_of::<u64>());
 const _: () = assert!(core::mem::offset_of!(bindings::dyn_ftrace, ip) == 0);
 const _: () = assert!(core::mem::offset_of!(bindings::dyn_ftrace, flags) == 8);
 
@@ -523,57 +525,40 @@ pub(crate) fn c_account(rec: Rec<'_>, ops: Ops<'_>, inc: bool) -> (bool, RecFlag
     (ok, RecFlags::from_raw(word(copy.flags)))
 }
 
-/// A call-site list (`__mcount_loc` of the core kernel or of a module),
-/// in place.
-pub(crate) struct KernelLocs<'a>(pub(crate) &'a mut [c_ulong]);
-
-impl Locs for KernelLocs<'_> {
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    fn get(&self, i: usize) -> Option<u64> {
-        self.0.get(i).map(|&a| word(a))
-    }
-
-    fn set(&mut self, i: usize, value: u64) {
-        if let Some(a) = self.0.get_mut(i) {
-            *a = c_word(value);
-        }
-    }
-
-    fn sort(&mut self) {
-        self.0.sort_unstable();
+/// The text the call-site list of `module` (null: the core kernel) may
+/// point into: the core kernel's text and init text, or the module's
+/// `MOD_TEXT` and `MOD_INIT_TEXT` (as `is_kernel_text()`,
+/// `is_kernel_inittext()` and `within_module_mem_type()` see them; the
+/// vsyscall page, which `is_kernel_text()` also counts, holds no call
+/// site). Fetched once per list.
+///
+/// # Safety
+///
+/// `module` is null or a module that stays alive during the call.
+pub(crate) unsafe fn kernel_text(module: *mut bindings::module) -> Text {
+    let mut r: [c_ulong; 4] = [0; 4];
+    // SAFETY: `r` has the 4 words the shim writes; the module (if any) is
+    // alive (function contract), and the shim only reads its layout.
+    unsafe { bindings::rftrace_shim_text_ranges(module, r.as_mut_ptr()) };
+    Text {
+        module: !module.is_null(),
+        spans: [
+            Span::new(word(r[0]), word(r[1])),
+            Span::new(word(r[2]), word(r[3])),
+        ],
     }
 }
 
-/// The text of the core kernel (null module) or of a module being loaded.
-///
-/// # Invariants
-///
-/// `module` is null or a module that stays alive while the `KernelText`
-/// is used.
-pub(crate) struct KernelText {
-    module: *mut bindings::module,
+/// The text the core kernel's call-site list may point into.
+pub(crate) fn core_kernel_text() -> Text {
+    // SAFETY: no module.
+    unsafe { kernel_text(core::ptr::null_mut()) }
 }
 
-impl KernelText {
-    /// # Safety
-    ///
-    /// `module` is null or a module that stays alive (being loaded, or
-    /// going away under `ftrace_lock`) while the `KernelText` is used.
-    pub(crate) unsafe fn new(module: *mut bindings::module) -> Self {
-        // INVARIANT: the caller's contract.
-        KernelText { module }
-    }
-
-    /// The core kernel's text (no module).
-    pub(crate) fn core_kernel() -> Self {
-        // INVARIANT: no module.
-        KernelText {
-            module: core::ptr::null_mut(),
-        }
-    }
+/// The patch-site address of a call-site list entry, as the architecture
+/// being built computes it (`ftrace_call_adjust()`).
+pub(crate) fn call_site(entry: u64) -> Option<u64> {
+    <crate::karch::Native<'static> as Arch>::call_site(entry)
 }
 
 /// The kernel's C lookup (`lookup_rec()`): the first record touching
@@ -586,24 +571,6 @@ pub(crate) fn c_lookup_rec(
     // SAFETY: the C lookup walks the table, whose groups are freed only
     // after an RCU grace period, which `_rcu` holds off.
     unsafe { bindings::ftrace_c_lookup_rec(c_word(start), c_word(end)) }
-}
-
-impl Text for KernelText {
-    fn module(&self) -> bool {
-        !self.module.is_null()
-    }
-
-    fn in_text(&mut self, addr: u64) -> bool {
-        // SAFETY: the module (if any) is alive (type invariants); the shim
-        // only reads its memory layout.
-        unsafe { bindings::rftrace_shim_in_text(self.module, c_word(addr)) }
-    }
-
-    fn adjust(&mut self, addr: u64) -> Option<u64> {
-        // SAFETY: a pure computation on the address.
-        let site = word(unsafe { bindings::rftrace_shim_call_adjust(c_word(addr)) });
-        (site != 0).then_some(site)
-    }
 }
 
 /// The order of the counts handed to `rftrace_shim_scan_report()` (the
@@ -641,14 +608,13 @@ pub(crate) unsafe fn scan_locs(
         return Report::default();
     }
     // SAFETY: by the function's contract the range is a valid, aligned,
-    // exclusively used array of `len` words.
-    let list = unsafe { core::slice::from_raw_parts_mut(start, len) };
-    let report = table::scan(
-        &mut KernelLocs(list),
-        // SAFETY: `module` is null or the module being loaded (function
-        // contract).
-        &mut unsafe { KernelText::new(module) },
-    );
+    // exclusively used array of `len` words; an `unsigned long` is a u64
+    // (size asserted at the top of this module, same alignment).
+    let list = unsafe { core::slice::from_raw_parts_mut(start.cast::<u64>(), len) };
+    // SAFETY: `module` is null or the module being loaded (function
+    // contract).
+    let text = unsafe { kernel_text(module) };
+    let report = table::scan(list, &text, call_site);
     for (addr, skip) in report.first.iter() {
         let why: &core::ffi::CStr = match skip {
             Some(Skip::Duplicate) => c"duplicate of the entry before it",

@@ -248,8 +248,8 @@ mod tests {
     fn call_site_lists_are_checked_against_the_kernel_text() {
         use crate::{
             kside::env::{
-                KernelLocs,
-                KernelText, //
+                call_site,
+                core_kernel_text, //
             },
             rfcore::table::scan,
         };
@@ -260,14 +260,23 @@ mod tests {
         let (lo, hi) = if f1 < f2 { (f1, f2) } else { (f2, f1) };
         let stack = 0u64;
         let stray = core::ptr::addr_of!(stack) as usize;
-        let mut list = [hi, 0, lo, hi, stray];
-        let mut text = KernelText::core_kernel();
-        // What the architecture moves an entry by to its patch site.
+        let mut list = [hi as u64, 0, lo as u64, hi as u64, stray as u64];
+        let text = core_kernel_text();
+        // What the architecture moves an entry by to its patch site: the
+        // pure function agrees with the kernel's ftrace_call_adjust().
         let (slo, shi) = (
-            crate::rfcore::table::Text::adjust(&mut text, lo as u64).unwrap() as usize,
-            crate::rfcore::table::Text::adjust(&mut text, hi as u64).unwrap() as usize,
+            call_site(lo as u64).unwrap() as usize,
+            call_site(hi as u64).unwrap() as usize,
         );
-        let report = scan(&mut KernelLocs(&mut list), &mut text);
+        for (entry, site) in [(lo, slo), (hi, shi)] {
+            // SAFETY: a computation on a kernel text address (arm64 with
+            // BTI reads the word at the function).
+            let c = unsafe { bindings::rftrace_shim_call_adjust(entry as _) };
+            assert_eq!(c as usize, site);
+        }
+        assert!(text.contains(lo as u64) && text.contains(hi as u64));
+        assert!(!text.contains(stray as u64));
+        let report = scan(&mut list, &text, call_site);
         assert!(report.unsorted);
         assert_eq!(report.total, 5);
         assert_eq!(report.kept, 2);
@@ -278,6 +287,7 @@ mod tests {
         assert_eq!(report.weak, 1);
         // sorted, the duplicate and the stray entry zeroed, the kept
         // entries made patch sites
+        let (slo, shi) = (slo as u64, shi as u64);
         let mut want = [0, slo, shi, 0, 0];
         if stray < lo {
             want = [0, 0, slo, shi, 0];
@@ -341,14 +351,16 @@ mod tests {
     #[test]
     fn table_build_lookup_remove() {
         use crate::{
-            kside::env::KernelText,
+            kside::env::{
+                call_site,
+                core_kernel_text, //
+            },
             kside::records::{
                 build,
                 geometry,
                 table_first,
                 Built, //
             },
-            rfcore::table::Text,
         };
         use kernel::{
             alloc::{
@@ -391,29 +403,27 @@ mod tests {
         }
         // The call-site list entry of a site: the architecture moves an
         // entry by a fixed amount (0 on x86).
-        let mut text = KernelText::core_kernel();
+        let text = core_kernel_text();
         let probe = ips[0] & !7;
-        let shift = text.adjust(probe).unwrap() - probe;
-        let mut list = KVec::new();
+        let shift = call_site(probe).unwrap() - probe;
+        let mut list: KVec<u64> = KVec::new();
         for (i, &ip) in ips.iter().enumerate() {
             if i % 50 == 7 {
-                list.push(0 as c_ulong, GFP_KERNEL).unwrap(); // padding
+                list.push(0, GFP_KERNEL).unwrap(); // padding
             }
-            list.push((ip - shift) as c_ulong, GFP_KERNEL).unwrap();
+            list.push(ip - shift, GFP_KERNEL).unwrap();
         }
         // Not kernel text: skipped, as the kernel skips weak leftovers.
-        let data = core::ptr::addr_of!(crate::STATS) as c_ulong;
+        let data = core::ptr::addr_of!(crate::STATS) as u64;
         list.push(data, GFP_KERNEL).unwrap();
 
         // The list check first, as the kernel does it: it zeroes the
         // padding and the non-text entry and counts what it keeps.
-        let report = crate::rfcore::table::scan(
-            &mut crate::kside::env::KernelLocs(&mut list[..]),
-            &mut text,
-        );
+        let report = crate::rfcore::table::scan(&mut list[..], &text, call_site);
         let range = list.as_ptr_range();
+        let (start, end) = (range.start.cast::<c_ulong>(), range.end.cast::<c_ulong>());
         // SAFETY: a private, aligned, checked list of core-kernel entries.
-        let mut built = unsafe { build(range.start, range.end, report.kept as usize) }.unwrap();
+        let mut built = unsafe { build(start, end, report.kept as usize) }.unwrap();
         assert_eq!(built.records(), 600);
         // 600 records of 16 bytes: a group of 2 pages (512), then one page.
         let geo = geometry();

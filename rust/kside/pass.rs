@@ -438,6 +438,10 @@ impl<A: Arch> Arch for FailWrite<'_, A> {
         self.arch.plan_init(ip)
     }
 
+    fn call_site(entry: u64) -> Option<u64> {
+        A::call_site(entry)
+    }
+
     fn ip(change: &A::Change) -> u64 {
         A::ip(change)
     }

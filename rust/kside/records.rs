@@ -501,8 +501,10 @@ pub(crate) unsafe fn build(
         return Ok(Built::empty());
     }
     // SAFETY: by the function's contract the range is a valid, aligned
-    // array of `len` words that nobody writes during the call.
-    let list = unsafe { core::slice::from_raw_parts(start, len) };
+    // array of `len` words that nobody writes during the call; an
+    // `unsigned long` is a u64 (size and alignment asserted in
+    // `kside::env`).
+    let list = unsafe { core::slice::from_raw_parts(start.cast::<u64>(), len) };
 
     let geo = geometry();
     let mut chain = Built::empty();
@@ -525,42 +527,44 @@ pub(crate) unsafe fn build(
         nr_pages = nr_pages.saturating_add(1usize << order.min(usize::BITS - 1));
     }
 
-    let mut group = chain.first().ok_or(BuildError::Inconsistent)?;
-    let mut cap = geo.entries(group.order()).ok_or(BuildError::Inconsistent)?;
-    let mut filled = 0usize;
+    // The kept sites, in list order, into the groups, each filled to its
+    // capacity before the next: one bounds check per group, not per record.
+    let mut sites = list.iter().copied().filter(|&a| a != 0);
     let mut made = 0usize;
-    for &entry in list {
-        let addr = word(entry);
-        if addr == 0 {
-            continue;
-        }
-        // The scan kept the entry and made it its patch site.
-        let site = addr;
-        if filled == cap {
-            if !group.set_len(filled) {
-                return Err(BuildError::Inconsistent);
-            }
-            group = group.following().ok_or(BuildError::Inconsistent)?;
-            cap = geo.entries(group.order()).ok_or(BuildError::Inconsistent)?;
-            filled = 0;
-        }
-        // SAFETY: `filled < cap`, and the group's pages hold `cap` records
-        // (`ftrace_c_group_alloc()` of this order); the group is ours.
-        unsafe {
-            group
-                .page()
-                .records
-                .add(filled)
-                .write(bindings::dyn_ftrace {
+    let mut next = chain.first();
+    while let Some(group) = next {
+        let cap = geo.entries(group.order()).ok_or(BuildError::Inconsistent)?;
+        // SAFETY: the group's pages hold `cap` records
+        // (`ftrace_c_group_alloc()` of this order); the group is ours, not
+        // yet linked anywhere, and no reference to its records exists.
+        let slots = unsafe {
+            core::slice::from_raw_parts_mut(
+                group
+                    .page()
+                    .records
+                    .cast::<core::mem::MaybeUninit<bindings::dyn_ftrace>>(),
+                cap,
+            )
+        };
+        // `zip` asks the slots first: no site is taken for a full group.
+        let filled = slots
+            .iter_mut()
+            .zip(&mut sites)
+            .map(|(slot, site)| {
+                slot.write(bindings::dyn_ftrace {
                     ip: c_word(site),
                     flags: 0,
                     ..Default::default()
-                });
+                })
+            })
+            .count();
+        if !group.set_len(filled) {
+            return Err(BuildError::Inconsistent);
         }
-        filled += 1;
-        made += 1;
+        made = made.saturating_add(filled);
+        next = group.following();
     }
-    if !group.set_len(filled) || made != count || !group.next().is_null() {
+    if made != count || sites.next().is_some() {
         return Err(BuildError::Inconsistent);
     }
     chain.pages = nr_pages;

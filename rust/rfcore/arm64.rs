@@ -707,6 +707,19 @@ pub fn plan_update(
     })
 }
 
+/// The patch-site address (the `BL` slot) of a call-site list entry
+/// (`ftrace_call_adjust()` with `CALL_OPS`): the entry is the first of the
+/// two NOPs that hold the ops literal, which must be 8-byte aligned, else
+/// the site is refused (`None`; 7.2 warns and makes a record at 0). The
+/// `BL` slot is 12 bytes on, or 16 when the function starts with `BTI C`
+/// (`bti`: the word at the function, `entry + 8`, is a `BTI`).
+pub const fn call_site(entry: u64, bti: bool) -> Option<u64> {
+    if entry == 0 || !entry.is_multiple_of(LITERAL_SIZE) {
+        return None;
+    }
+    entry.checked_add(if bti { IP_OFFSET_BTI } else { IP_OFFSET })
+}
+
 /// Plans the first initialisation of the site whose `BL` slot is at `ip`
 /// (`ftrace_init_nop()`): the literal to the nop ops, then `MOV X9, LR`.
 pub fn plan_init(ip: u64, bti: bool) -> Result<Arm64Change, Failure> {

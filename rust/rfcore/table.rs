@@ -14,14 +14,18 @@
 //!   of a weak function the linker dropped (its entry was zeroed and then
 //!   relocated); for a module, an address outside the module's text is a
 //!   corrupt entry;
-//! - the architecture turns an entry into the patch-site address; a site
-//!   it cannot use (arm64: a function that lost its alignment, so the ops
+//! - the architecture turns an entry into the patch-site address (a pure
+//!   function of the entry, `Arch::call_site`); a site it cannot use (arm64: a function that lost its alignment, so the ops
 //!   literal before it would not be aligned) is refused;
 //! - two entries for one site would make two records that each patch it:
 //!   the second is refused.
 //!
-//! A refused entry is set to zero in the list, which the kernel's loop
+//! A refused entry is set to zero in the list, which the record build
 //! skips as padding, so no record is ever made for it.
+//!
+//! This is the boot's hot loop (some 20,000 entries): the text ranges are
+//! fetched once per list ([`Text`]), the order is checked in the same pass
+//! as the entries, and only refusals (rare) leave the loop.
 
 /// Why an entry of the call-site list is not made into a record.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -46,33 +50,50 @@ impl Skip {
     }
 }
 
-/// The call-site list, in place.
-pub trait Locs {
-    /// Number of entries.
-    fn len(&self) -> usize;
-    /// Whether the list has no entries.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Entry `i` (`None` past the end).
-    fn get(&self, i: usize) -> Option<u64>;
-    /// Sets entry `i` to `value` (zero: no record; else the site's
-    /// patch-site address).
-    fn set(&mut self, i: usize, value: u64);
-    /// Sorts the entries in ascending order.
-    fn sort(&mut self);
+/// A range of text, `[start, end)`: the core kernel's text or init text, or
+/// a module's `MOD_TEXT` or `MOD_INIT_TEXT`. An empty range holds nothing.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Span {
+    start: u64,
+    len: u64,
 }
 
-/// What the checks need from the kernel.
-pub trait Text {
+impl Span {
+    /// The range `[start, end)` (empty if `end <= start`). Address 0 is
+    /// in no range (a zero entry is padding): a range from 0 starts at 1.
+    pub const fn new(start: u64, end: u64) -> Self {
+        let start = if start == 0 { 1 } else { start };
+        Span {
+            start,
+            len: end.saturating_sub(start),
+        }
+    }
+
+    /// Whether `addr` is in the range (one subtraction and one compare).
+    #[inline]
+    pub const fn contains(self, addr: u64) -> bool {
+        // Below `start` the difference wraps to 2^64 - (start - addr),
+        // more than `len`, since `start + len` (`end`) fits in a u64.
+        addr.wrapping_sub(self.start) < self.len
+    }
+}
+
+/// The text a call-site list may point into, fetched once per list.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Text {
     /// The list belongs to a module (not the core kernel).
-    fn module(&self) -> bool;
-    /// `addr` is in the text of the core kernel (or its init text), or of
-    /// the module.
-    fn in_text(&mut self, addr: u64) -> bool;
-    /// The patch-site address of a list entry (`ftrace_call_adjust()`),
-    /// `None` when the architecture cannot patch it.
-    fn adjust(&mut self, addr: u64) -> Option<u64>;
+    pub module: bool,
+    /// The text ranges: the core kernel's text and init text, or the
+    /// module's text and init text.
+    pub spans: [Span; 2],
+}
+
+impl Text {
+    /// Whether `addr` is in one of the text ranges.
+    #[inline]
+    pub const fn contains(&self, addr: u64) -> bool {
+        self.spans[0].contains(addr) || self.spans[1].contains(addr)
+    }
 }
 
 /// How many entries of each kind a list had, and the first refusals.
@@ -124,69 +145,152 @@ impl Report {
     }
 }
 
-/// Whether the list is in ascending order.
-fn sorted<L: Locs>(locs: &L) -> bool {
-    let mut prev = 0u64;
-    for i in 0..locs.len() {
-        match locs.get(i) {
-            Some(a) if a >= prev => prev = a,
-            Some(_) => return false,
-            None => break,
-        }
-    }
-    true
-}
-
-/// Why entry `addr` is skipped, given the previous kept site.
-fn verdict<T: Text>(text: &mut T, addr: u64, prev: Option<u64>) -> Result<u64, Skip> {
-    if addr == 0 {
-        return Err(Skip::Padding);
-    }
-    if !text.in_text(addr) {
-        return Err(if text.module() {
+/// Why entry `addr` is not made into a record: the cold half of the
+/// scan, which also counts it.
+#[cold]
+#[inline(never)]
+fn refuse(report: &mut Report, text: &Text, addr: u64, site: Option<u64>) -> Skip {
+    let skip = if addr == 0 {
+        Skip::Padding
+    } else if !text.contains(addr) {
+        if text.module {
             Skip::OutOfText
         } else {
             Skip::WeakLeftover
-        });
+        }
+    } else if site.is_none() {
+        Skip::Misaligned
+    } else {
+        Skip::Duplicate
+    };
+    report.count(skip, addr);
+    skip
+}
+
+/// What a pass keeps while it walks a list.
+struct Walk {
+    /// The last kept site (0: none yet; no site is 0).
+    last: u64,
+    /// Whether an entry is to change (for a pass that does not write).
+    writes: bool,
+}
+
+/// Every entry [`pass`] does not settle inline (an entry outside the
+/// first text range, padding, a refusal, a site not above the last kept
+/// one): the site the entry is to become, or 0 if it is refused (and then
+/// counted).
+#[inline(never)]
+fn other(
+    report: &mut Report,
+    text: &Text,
+    site: &impl Fn(u64) -> Option<u64>,
+    addr: u64,
+    walk: &mut Walk,
+) -> u64 {
+    // Address 0 is in no text range: padding is refused here.
+    let s = if text.contains(addr) {
+        site(addr)
+    } else {
+        None
+    };
+    match s {
+        Some(s) if s != 0 && s != walk.last => {
+            walk.last = s;
+            s
+        }
+        _ => {
+            refuse(report, text, addr, s.filter(|&s| s != 0));
+            0
+        }
     }
-    let site = text.adjust(addr).ok_or(Skip::Misaligned)?;
-    if prev == Some(site) {
-        return Err(Skip::Duplicate);
+}
+
+/// One pass over a list: checks every entry and counts the refusals; with
+/// `WRITE`, also zeroes every refused entry that is not zero yet and moves
+/// every kept entry to its patch site. Stops at the first entry below the
+/// one before it (`Err(())`: the list is not sorted), having written
+/// nothing if `WRITE` is false. Returns whether a later pass has anything
+/// to write (with `WRITE` false).
+///
+/// `site` is the architecture's patch-site address of an entry
+/// (`ftrace_call_adjust()`, [`crate::rfcore::update::Arch::call_site`]),
+/// `None` (or zero) when the site cannot be patched.
+///
+/// The common case is settled inline: an entry in the first text range
+/// (the core kernel's or the module's text, where most sites are) whose
+/// site is above the last kept one (so neither refused, 0, nor a
+/// duplicate); everything else is [`other`]'s.
+fn pass<const WRITE: bool>(
+    locs: &mut [u64],
+    text: &Text,
+    site: &impl Fn(u64) -> Option<u64>,
+    report: &mut Report,
+) -> Result<bool, ()> {
+    let mut walk = Walk {
+        last: 0,
+        writes: false,
+    };
+    let mut prev = 0u64;
+    for entry in locs.iter_mut() {
+        let addr = *entry;
+        if addr < prev {
+            return Err(());
+        }
+        prev = addr;
+        let mut new = 0;
+        if text.spans[0].contains(addr) {
+            new = site(addr).unwrap_or(0);
+        }
+        if new > walk.last {
+            walk.last = new;
+        } else {
+            new = other(report, text, site, addr, &mut walk);
+        }
+        if new != addr {
+            walk.writes = true;
+            if WRITE {
+                *entry = new;
+            }
+        }
     }
-    Ok(site)
+    Ok(walk.writes)
 }
 
 /// Checks the list, sorts it if needed, zeroes every entry that must not
 /// become a record and turns every kept entry into its patch-site address
-/// (`ftrace_call_adjust()`, asked once per entry), so that the records are
-/// made from the list as it is.
-pub fn scan<L: Locs, T: Text>(locs: &mut L, text: &mut T) -> Report {
+/// (`site`, asked once per entry and pass), so that the records are made
+/// from the list as it is.
+///
+/// The order is checked in the same pass as the entries: the first pass
+/// writes nothing, so an unsorted list is sorted and checked again from
+/// the start; a second pass writes, only if there is something to write
+/// (a refused entry that is not zero, or a patch site that is not the
+/// entry itself, as on arm64).
+pub fn scan(locs: &mut [u64], text: &Text, site: impl Fn(u64) -> Option<u64>) -> Report {
     let mut report = Report::default();
-    if !sorted(locs) {
-        report.unsorted = true;
-        locs.sort();
-    }
-    let mut prev = None;
-    for i in 0..locs.len() {
-        let Some(addr) = locs.get(i) else {
-            break;
-        };
-        report.total = report.total.saturating_add(1);
-        match verdict(text, addr, prev) {
-            Ok(site) => {
-                prev = Some(site);
-                report.kept = report.kept.saturating_add(1);
-                if site != addr {
-                    locs.set(i, site);
-                }
-            }
-            Err(skip) => {
-                report.count(skip, addr);
-                if addr != 0 {
-                    locs.set(i, 0);
-                }
-            }
+    let writes = match pass::<false>(locs, text, &site, &mut report) {
+        Ok(writes) => writes,
+        Err(()) => {
+            locs.sort_unstable();
+            report = Report {
+                unsorted: true,
+                ..Report::default()
+            };
+            // Sorted now: the pass cannot stop early.
+            pass::<false>(locs, text, &site, &mut report).unwrap_or(true)
         }
+    };
+    if writes {
+        // The same verdicts again (the counts are kept from the first
+        // pass), now written.
+        let mut again = Report::default();
+        let _ = pass::<true>(locs, text, &site, &mut again);
     }
+    report.total = u64::try_from(locs.len()).unwrap_or(u64::MAX);
+    report.kept = report
+        .total
+        .saturating_sub(report.padding)
+        .saturating_sub(report.weak)
+        .saturating_sub(report.refused());
     report
 }

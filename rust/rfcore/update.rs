@@ -275,6 +275,11 @@ pub trait Arch {
     fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<Self::Change, Failure>;
     /// Plans the first initialisation of the site at `ip`.
     fn plan_init(&mut self, ip: u64) -> Result<Self::Change, Failure>;
+    /// The patch-site address (the record's ip) of an entry of the
+    /// call-site list (`ftrace_call_adjust()`), `None` if the architecture
+    /// cannot patch such a site. A pure function of the entry, asked once
+    /// per entry by the list check ([`crate::rfcore::table::scan`]).
+    fn call_site(entry: u64) -> Option<u64>;
     /// The record ip of a change (the order of the batch).
     fn ip(change: &Self::Change) -> u64;
     /// Reads the text and verifies every word the change replaces; writes

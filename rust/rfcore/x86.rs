@@ -126,6 +126,17 @@ pub fn verify(actual: &[u8; INSN_SIZE], expected: &[u8; INSN_SIZE]) -> Result<()
     }
 }
 
+/// The patch-site address of a call-site list entry
+/// (`ftrace_call_adjust()`): on x86 the entry is the address of the
+/// 5-byte call itself. A zero entry is no site.
+pub const fn call_site(entry: u64) -> Option<u64> {
+    if entry == 0 {
+        None
+    } else {
+        Some(entry)
+    }
+}
+
 /// A planned change of one x86 call site.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct X86Change {

@@ -6,25 +6,14 @@
 use std::vec::Vec;
 
 use super::util::{note, seed, Rng};
-use crate::rfcore::table::{scan, Locs, Report, Skip, Text};
-
-impl Locs for Vec<u64> {
-    fn len(&self) -> usize {
-        <[u64]>::len(self)
-    }
-    fn get(&self, i: usize) -> Option<u64> {
-        <[u64]>::get(self, i).copied()
-    }
-    fn set(&mut self, i: usize, value: u64) {
-        self[i] = value;
-    }
-    fn sort(&mut self) {
-        self.sort_unstable();
-    }
-}
+use crate::rfcore::{
+    arm64,
+    table::{scan, Report, Skip, Span, Text},
+    x86,
+};
 
 /// Text is `[lo, hi)`; sites must be `align`-aligned; `shift` moves an
-/// entry to its site (arm64 adds 8 or 12, x86 nothing).
+/// entry to its site (arm64 adds 12 or 16, x86 nothing).
 struct Fake {
     module: bool,
     lo: u64,
@@ -33,15 +22,19 @@ struct Fake {
     shift: u64,
 }
 
-impl Text for Fake {
-    fn module(&self) -> bool {
-        self.module
+impl Fake {
+    fn text(&self) -> Text {
+        Text {
+            module: self.module,
+            spans: [Span::new(self.lo, self.hi), Span::default()],
+        }
     }
-    fn in_text(&mut self, addr: u64) -> bool {
-        (self.lo..self.hi).contains(&addr)
+    fn site(&self) -> impl Fn(u64) -> Option<u64> {
+        let (align, shift) = (self.align, self.shift);
+        move |addr: u64| addr.is_multiple_of(align).then_some(addr + shift)
     }
-    fn adjust(&mut self, addr: u64) -> Option<u64> {
-        addr.is_multiple_of(self.align).then_some(addr + self.shift)
+    fn scan(&self, locs: &mut Vec<u64>) -> Report {
+        scan(locs, &self.text(), self.site())
     }
 }
 
@@ -62,7 +55,7 @@ fn core_text() -> Fake {
 fn a_clean_sorted_list_is_kept_whole() {
     let mut locs: Vec<u64> = (0..100).map(|i| LO + i * 0x40).collect();
     let before = locs.clone();
-    let r = scan(&mut locs, &mut core_text());
+    let r = core_text().scan(&mut locs);
     assert_eq!(locs, before);
     assert_eq!(r.total, 100);
     assert_eq!(r.kept, 100);
@@ -89,7 +82,7 @@ fn every_kind_of_bad_entry_is_zeroed_and_counted() {
         LO + 0x300,
         HI + 8
     ];
-    let r = scan(&mut locs, &mut t);
+    let r = t.scan(&mut locs);
     // kept entries are now their sites (shift 8)
     assert_eq!(locs, std::vec![0, 0, LO + 0x108, 0, 0, LO + 0x308, 0]);
     assert_eq!(
@@ -111,7 +104,7 @@ fn every_kind_of_bad_entry_is_zeroed_and_counted() {
     // The same outside entries of a module are corrupt, not weak.
     t.module = true;
     let mut locs = std::vec![0x1234, LO + 0x100, HI + 8];
-    let r = scan(&mut locs, &mut t);
+    let r = t.scan(&mut locs);
     assert_eq!((r.weak, r.out_of_text, r.kept), (0, 2, 1));
     assert_eq!(locs, std::vec![0, LO + 0x108, 0]);
 }
@@ -119,7 +112,7 @@ fn every_kind_of_bad_entry_is_zeroed_and_counted() {
 #[test]
 fn an_unsorted_list_is_sorted_and_reported() {
     let mut locs = std::vec![LO + 0x300, LO + 0x100, 0, LO + 0x200];
-    let r = scan(&mut locs, &mut core_text());
+    let r = core_text().scan(&mut locs);
     assert!(r.unsorted);
     assert_eq!(locs, std::vec![0, LO + 0x100, LO + 0x200, LO + 0x300]);
     assert_eq!((r.kept, r.padding), (3, 1));
@@ -133,23 +126,86 @@ fn duplicates_are_found_after_adjustment() {
         shift: 0,
         ..core_text()
     };
-    struct Round(Fake);
-    impl Text for Round {
-        fn module(&self) -> bool {
-            self.0.module
-        }
-        fn in_text(&mut self, a: u64) -> bool {
-            self.0.in_text(a)
-        }
-        fn adjust(&mut self, a: u64) -> Option<u64> {
-            Some(a & !0xf)
-        }
-    }
     t.module = false;
     let mut locs = std::vec![LO + 0x100, LO + 0x104, LO + 0x110];
-    let r = scan(&mut locs, &mut Round(t));
+    let r = scan(&mut locs, &t.text(), |a| Some(a & !0xf));
     assert_eq!(locs, std::vec![LO + 0x100, 0, LO + 0x110]);
     assert_eq!(r.duplicate, 1);
+}
+
+#[test]
+fn spans_hold_exactly_their_range() {
+    let s = Span::new(0x1000, 0x2000);
+    assert!(!s.contains(0xfff));
+    assert!(s.contains(0x1000));
+    assert!(s.contains(0x1fff));
+    assert!(!s.contains(0x2000));
+    assert!(!s.contains(0));
+    assert!(!s.contains(u64::MAX));
+    // empty and inverted ranges hold nothing
+    for e in [Span::new(0x2000, 0x1000), Span::new(5, 5), Span::default()] {
+        for a in [0, 1, 4, 5, 6, 0x1000, 0x1fff, u64::MAX] {
+            assert!(!e.contains(a), "{e:?} {a:#x}");
+        }
+    }
+    // a range that ends at the top of the address space
+    let top = Span::new(u64::MAX - 3, u64::MAX);
+    assert!(top.contains(u64::MAX - 1));
+    assert!(!top.contains(u64::MAX));
+    assert!(!top.contains(0));
+    // the second range (init text) counts as text too
+    let t = Text {
+        module: false,
+        spans: [Span::new(LO, LO + 0x100), Span::new(HI, HI + 0x100)],
+    };
+    assert!(t.contains(LO) && t.contains(HI + 0xff));
+    assert!(!t.contains(LO + 0x100) && !t.contains(HI - 1));
+    let mut locs = std::vec![0, LO, LO + 0x100, HI - 1, HI, HI + 0x100];
+    let r = scan(&mut locs, &t, x86::call_site);
+    assert_eq!(locs, std::vec![0, LO, 0, 0, HI, 0]);
+    assert_eq!((r.kept, r.weak, r.padding, r.total), (2, 3, 1, 6));
+}
+
+#[test]
+fn the_architectures_patch_sites_of_entries() {
+    // x86: the entry is the call itself; zero is no site
+    assert_eq!(x86::call_site(LO + 3), Some(LO + 3));
+    assert_eq!(x86::call_site(0), None);
+    // arm64 CALL_OPS: the literal must be 8-byte aligned; the BL slot is
+    // 12 bytes on, 16 with BTI C at the function
+    assert_eq!(arm64::call_site(LO, false), Some(LO + 12));
+    assert_eq!(arm64::call_site(LO, true), Some(LO + 16));
+    for off in [1, 2, 4, 6] {
+        assert_eq!(arm64::call_site(LO + off, false), None);
+        assert_eq!(arm64::call_site(LO + off, true), None);
+    }
+    assert_eq!(arm64::call_site(0, false), None);
+    assert_eq!(arm64::call_site(u64::MAX - 7, false), None);
+    assert_eq!(arm64::call_site(u64::MAX - 15, false), Some(u64::MAX - 3));
+    assert_eq!(arm64::call_site(u64::MAX - 15, true), None);
+    // an arm64 list: the misaligned function is refused and reported
+    let t = core_text().text();
+    let mut locs = std::vec![LO, LO + 0x44, LO + 0x80];
+    let r = scan(&mut locs, &t, |a| arm64::call_site(a, false));
+    assert_eq!(locs, std::vec![LO + 12, 0, LO + 0x8c]);
+    assert_eq!((r.kept, r.misaligned), (2, 1));
+    assert_eq!(r.first[0], (LO + 0x44, Some(Skip::Misaligned)));
+}
+
+#[test]
+fn an_unsorted_list_with_refusals_is_checked_from_the_start() {
+    // The order breaks after a duplicate and a weak leftover were seen:
+    // nothing the first pass saw is written before the list is sorted.
+    let mut locs = std::vec![LO + 0x100, LO + 0x100, HI + 8, LO + 0x80, 0];
+    let r = core_text().scan(&mut locs);
+    assert!(r.unsorted);
+    assert_eq!(locs, std::vec![0, LO + 0x80, LO + 0x100, 0, 0]);
+    assert_eq!(
+        (r.total, r.kept, r.padding, r.weak, r.duplicate),
+        (5, 2, 1, 1, 1)
+    );
+    assert_eq!(r.first[0], (LO + 0x100, Some(Skip::Duplicate)));
+    assert_eq!(r.first[1], (0, None));
 }
 
 /// Random lists: the kept entries equal a plain reference (sort, drop
@@ -190,14 +246,14 @@ fn random_lists_against_a_reference() {
                 *a = 0;
             }
         }
-        let mut text = Fake {
+        let text = Fake {
             module,
             lo: LO,
             hi: HI,
             align,
             shift,
         };
-        let r = scan(&mut locs, &mut text);
+        let r = text.scan(&mut locs);
         assert_eq!(locs, want, "seed {s:#x}");
         assert_eq!(r.kept, kept.len() as u64, "seed {s:#x}");
         assert_eq!(r.total, n as u64, "seed {s:#x}");

@@ -418,6 +418,9 @@ impl Arch for Arm64 {
     fn plan_init(&mut self, ip: u64) -> Result<Arm64Change, Failure> {
         a64::plan_init(ip, false)
     }
+    fn call_site(entry: u64) -> Option<u64> {
+        a64::call_site(entry, false)
+    }
     fn ip(change: &Arm64Change) -> u64 {
         change.ip
     }

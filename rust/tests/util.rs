@@ -318,6 +318,10 @@ impl<T: X86Text> Arch for SimX86<T> {
         x86c::plan_init(ip, FENTRY)
     }
 
+    fn call_site(entry: u64) -> Option<u64> {
+        x86c::call_site(entry)
+    }
+
     fn ip(change: &X86Change) -> u64 {
         change.ip
     }
