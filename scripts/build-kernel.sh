@@ -74,6 +74,20 @@ step "building $arch/$variant kernel in $out (-j$jobs)"
 start=$(date +%s)
 "${mk[@]}" >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; die "kernel build failed"; }
 "${mk[@]}" modules >>"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; die "module build failed"; }
+# No warning from the Rust core, its shim or a file our patches touch
+# (C and objtool warnings name the file or function on their line; a Rust
+# warning names its file on the "-->" line under it).  A warning of the
+# files compiled in this build only: an incremental build recompiles
+# what changed.
+own='kernel/trace/rftrace/|rftrace|kernel/trace/(ftrace|fgraph)[.]c|arch/(x86|arm64)/kernel/ftrace[.]c|arch/x86/include/asm/ftrace[.]h|samples/ftrace/'
+warns=$(awk -v own="$own" '
+	/warning:/ { if ($0 ~ own) { print; next } w = $0; n = 4; next }
+	n > 0 { n--; if ($0 ~ /-->/ && $0 ~ own) { print w; print; n = 0 } }
+' "$out/build.log")
+if [ -n "$warns" ]; then
+	printf '%s\n' "$warns" | head -40
+	die "kernel build: warnings in the Rust core, its shim or the patched files (log: $out/build.log)"
+fi
 rm -rf "$out/modroot"
 "${mk[@]}" INSTALL_MOD_PATH="$out/modroot" INSTALL_MOD_STRIP=1 modules_install \
 	>>"$out/build.log" 2>&1 || { tail -20 "$out/build.log"; die "modules_install failed"; }
