@@ -11,7 +11,7 @@
 #                  KUnit boot logs a kernel warning) or selftest:FILE.tc
 #                  (that file of selftests/rftrace fails)
 #   BREAK_WHAT     one line for the report
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept"
 
 break_def() { # NAME
 	case $1 in
@@ -69,6 +69,12 @@ break_def() { # NAME
 		BREAK_PERL='s/        if self\.owned \{\n/        if self.owned \&\& self.ptr.is_null() {\n/'
 		BREAK_VARIANT=debug
 		BREAK_EXPECT=selftest:fault-injection.tc ;;
+	module-groups-kept)
+		BREAK_WHAT="a module's record groups stay in the table when it goes"
+		BREAK_FILE=rust/kside/records.rs
+		BREAK_PERL='s/unsafe \{ bindings::rftrace_shim_within_module\(module, c_word\(ip\)\) \}/unsafe { bindings::rftrace_shim_within_module(module, c_word(ip)) } \&\& false/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:module-churn.tc ;;
 	*) return 1 ;;
 	esac
 }
