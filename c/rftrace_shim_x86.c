@@ -100,6 +100,11 @@ bool __ref rftrace_shim_poke(unsigned long ip, const u8 *insn)
 	return false;
 }
 
+bool rftrace_shim_poke_late(void)
+{
+	return rftrace_poke_late;
+}
+
 void rftrace_shim_poke_single(unsigned long ip, const u8 *insn)
 {
 	lockdep_assert_held(&text_mutex);

@@ -173,6 +173,8 @@ void rftrace_shim_cond_resched(void);
  * Returns true if the write was queued.
  */
 bool rftrace_shim_poke(unsigned long ip, const u8 *insn);
+/* Whether writes go to the INT3 batch (the text is live), not text_poke_early(). */
+bool rftrace_shim_poke_late(void);
 /* Writes the 5-byte @insn at @ip now (smp_text_poke_single()). */
 void rftrace_shim_poke_single(unsigned long ip, const u8 *insn);
 /* Makes the queued writes live (smp_text_poke_batch_finish()). */

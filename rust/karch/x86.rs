@@ -100,6 +100,9 @@ fn read_text(ip: u64) -> Result<[u8; INSN_SIZE], Failure> {
 pub(crate) struct X86<'a> {
     _lock: &'a FtraceLocked,
     mcount: u64,
+    /// Writes go straight to `text_poke_early()` (the text is not live:
+    /// boot, or a module still being loaded), asked once per hook call.
+    early: bool,
 }
 
 impl<'a> KernelArch<'a> for X86<'a> {
@@ -108,6 +111,7 @@ impl<'a> KernelArch<'a> for X86<'a> {
         X86 {
             _lock: lock,
             mcount: 0,
+            early: false,
         }
     }
 
@@ -116,9 +120,13 @@ impl<'a> KernelArch<'a> for X86<'a> {
         _module: *mut bindings::module,
         mcount: u64,
     ) -> Self {
+        // SAFETY: reads a flag the arch prepare and post-process hooks set
+        // and clear under ftrace_lock, which `lock` proves.
+        let late = unsafe { bindings::rftrace_shim_poke_late() };
         X86 {
             _lock: lock,
             mcount,
+            early: !late,
         }
     }
 }
@@ -153,6 +161,24 @@ impl Arch for X86<'_> {
     }
 
     fn write(&mut self, change: &X86Change) -> Result<(), Failure> {
+        // With modules, text_poke_early() stays after boot (it serves
+        // module loading), so it can be called from here; without, it is
+        // init code and only the shim's __ref path may reach it.
+        #[cfg(CONFIG_MODULES)]
+        if self.early {
+            // SAFETY: the pass only writes a change it has checked: a
+            // 5-byte call site holding `change.old`, in text that is not
+            // live yet (`early`: no arch prepare hook ran), which is what
+            // text_poke_early() is for.
+            unsafe {
+                bindings::text_poke_early(
+                    change.ip as usize as *mut c_void,
+                    change.new.as_ptr().cast::<c_void>(),
+                    INSN_SIZE,
+                )
+            };
+            return Ok(());
+        }
         // SAFETY: the pass only writes a change it has checked: a 5-byte
         // call site holding `change.old`; the shim queues it into the INT3
         // batch when the text is live (text_mutex held between the arch

@@ -539,34 +539,37 @@ pub(crate) fn init_groups<A: Arch>(
             failed = true;
             break;
         }
-        for ptr in g.records(g.len()) {
+        let recs = g.records(g.len());
+        // Every record of the group, unless one fails: counted once per
+        // group, not per record.
+        let mut converted = recs.len();
+        for (i, ptr) in recs.enumerate() {
             // SAFETY: a record of a group of the table, which ftrace_lock
             // (`lock`) keeps alive.
             let Some(rec) = (unsafe { Rec::from_raw(ptr, lock) }) else {
+                converted = i;
                 break;
             };
             rec.set_flags(flags);
             if !init {
-                done = done.saturating_add(1);
                 continue;
             }
             let init = arch.plan_init(rec.ip()).and_then(|change| {
                 arch.check(&change)?;
                 arch.write(&change)
             });
-            match init {
-                Ok(()) => done = done.saturating_add(1),
-                Err(failure) => {
-                    STATS.failures.add(1, Relaxed);
-                    explain(rec, &failure);
-                    set_bug_type(lock, BugType::Init);
-                    // SAFETY: `rec` is a live record; ftrace_bug() prints it
-                    // and stops ftrace (ftrace_kill()).
-                    unsafe { bindings::rftrace_shim_bug(errno(&failure), rec.as_ptr()) };
-                    break;
-                }
+            if let Err(failure) = init {
+                converted = i;
+                STATS.failures.add(1, Relaxed);
+                explain(rec, &failure);
+                set_bug_type(lock, BugType::Init);
+                // SAFETY: `rec` is a live record; ftrace_bug() prints it
+                // and stops ftrace (ftrace_kill()).
+                unsafe { bindings::rftrace_shim_bug(errno(&failure), rec.as_ptr()) };
+                break;
             }
         }
+        done = done.saturating_add(u64::try_from(converted).unwrap_or(u64::MAX));
         group = g.following();
     }
     if init {

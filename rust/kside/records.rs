@@ -195,7 +195,10 @@ impl<'a> Group<'a> {
     /// The first `len` records (no more than the group holds), as record
     /// pointers: for a walk of every record of a group, with the bounds
     /// computed once.
-    pub(crate) fn records(self, len: usize) -> impl Iterator<Item = *mut bindings::dyn_ftrace> {
+    pub(crate) fn records(
+        self,
+        len: usize,
+    ) -> impl ExactSizeIterator<Item = *mut bindings::dyn_ftrace> {
         let base = self.page().records;
         // Below the group's capacity, every record is within its pages.
         (0..len.min(self.capacity())).map(move |i| base.wrapping_add(i))
