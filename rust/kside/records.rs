@@ -531,8 +531,16 @@ pub(crate) unsafe fn build(
     }
 
     // The kept sites, in list order, into the groups, each filled to its
-    // capacity before the next: one bounds check per group, not per record.
-    let mut sites = list.iter().copied().filter(|&a| a != 0);
+    // capacity before the next. In the common case (nothing refused but
+    // padding, which a sorted list has in front) the kept sites are the
+    // whole rest of the list: it is copied group by group, each site
+    // still checked to be non-zero, without looking for gaps.
+    let lead = list.iter().take_while(|&&ip| ip == 0).count();
+    let mut dense = match list.get(lead..) {
+        Some(rest) if rest.len() == count => Some(rest),
+        _ => None,
+    };
+    let mut sites = list.iter();
     let mut made = 0usize;
     let mut next = chain.first();
     while let Some(group) = next {
@@ -549,30 +557,74 @@ pub(crate) unsafe fn build(
                 cap,
             )
         };
-        // `zip` asks the slots first: no site is taken for a full group.
-        let filled = slots
-            .iter_mut()
-            .zip(&mut sites)
-            .map(|(slot, site)| {
-                slot.write(bindings::dyn_ftrace {
-                    ip: c_word(site),
-                    flags: 0,
-                    ..Default::default()
-                })
-            })
-            .count();
+        let filled = match dense.as_mut() {
+            Some(rest) => fill_dense(slots, rest)?,
+            None => fill(slots, &mut sites),
+        };
         if !group.set_len(filled) {
             return Err(BuildError::Inconsistent);
         }
         made = made.saturating_add(filled);
         next = group.following();
     }
-    if made != count || sites.next().is_some() {
+    let left = match dense {
+        Some(rest) => !rest.is_empty(),
+        None => sites.any(|&ip| ip != 0),
+    };
+    if made != count || left {
         return Err(BuildError::Inconsistent);
     }
     chain.pages = nr_pages;
     chain.records = made;
     Ok(chain)
+}
+
+/// A record of the table for the site `ip`, with no flags.
+fn record(ip: u64) -> bindings::dyn_ftrace {
+    bindings::dyn_ftrace {
+        ip: c_word(ip),
+        flags: 0,
+        ..Default::default()
+    }
+}
+
+/// Fills `slots` with records of the next non-zero entries of `sites`
+/// (an entry is read only when there is a slot for it); returns how many.
+fn fill(
+    slots: &mut [core::mem::MaybeUninit<bindings::dyn_ftrace>],
+    sites: &mut core::slice::Iter<'_, u64>,
+) -> usize {
+    let cap = slots.len();
+    let mut free = slots.iter_mut();
+    while free.len() > 0 {
+        let Some(&ip) = sites.next() else {
+            break;
+        };
+        if ip == 0 {
+            continue;
+        }
+        if let Some(slot) = free.next() {
+            slot.write(record(ip));
+        }
+    }
+    cap.saturating_sub(free.len())
+}
+
+/// Fills `slots` with records of the first entries of `rest`, every one of
+/// which must be non-zero, and moves `rest` past them; returns how many.
+fn fill_dense(
+    slots: &mut [core::mem::MaybeUninit<bindings::dyn_ftrace>],
+    rest: &mut &[u64],
+) -> Result<usize, BuildError> {
+    let (now, later) = rest.split_at(slots.len().min(rest.len()));
+    for (slot, &ip) in slots.iter_mut().zip(now) {
+        if ip == 0 {
+            return Err(BuildError::Inconsistent);
+        }
+        slot.write(record(ip));
+    }
+    *rest = later;
+    Ok(now.len())
 }
 
 /// What the owner of the table (under `ftrace_lock`) keeps while it takes

@@ -173,12 +173,15 @@ struct Walk {
     last: u64,
     /// Whether an entry is to change (for a pass that does not write).
     writes: bool,
+    /// The text range of the last entry in the text: in a sorted list the
+    /// entries of one range are next to each other.
+    cur: Span,
 }
 
 /// Every entry [`pass`] does not settle inline (an entry outside the
-/// first text range, padding, a refusal, a site not above the last kept
+/// current text range, padding, a refusal, a site not above the last kept
 /// one): the site the entry is to become, or 0 if it is refused (and then
-/// counted).
+/// counted). An entry in the other text range makes it the current one.
 #[inline(never)]
 fn other(
     report: &mut Report,
@@ -188,10 +191,12 @@ fn other(
     walk: &mut Walk,
 ) -> u64 {
     // Address 0 is in no text range: padding is refused here.
-    let s = if text.contains(addr) {
-        site(addr)
-    } else {
-        None
+    let s = match text.spans.iter().find(|span| span.contains(addr)) {
+        Some(span) => {
+            walk.cur = *span;
+            site(addr)
+        }
+        None => None,
     };
     match s {
         Some(s) if s != 0 && s != walk.last => {
@@ -216,10 +221,10 @@ fn other(
 /// (`ftrace_call_adjust()`, [`crate::rfcore::update::Arch::call_site`]),
 /// `None` (or zero) when the site cannot be patched.
 ///
-/// The common case is settled inline: an entry in the first text range
-/// (the core kernel's or the module's text, where most sites are) whose
-/// site is above the last kept one (so neither refused, 0, nor a
-/// duplicate); everything else is [`other`]'s.
+/// The common case is settled inline: an entry in the text range of the
+/// entry before (in a sorted list, only the first entry of each range is
+/// not) whose site is above the last kept one (so neither refused, 0, nor
+/// a duplicate); everything else is [`other`]'s.
 fn pass<const WRITE: bool>(
     locs: &mut [u64],
     text: &Text,
@@ -229,6 +234,7 @@ fn pass<const WRITE: bool>(
     let mut walk = Walk {
         last: 0,
         writes: false,
+        cur: text.spans[0],
     };
     let mut prev = 0u64;
     for entry in locs.iter_mut() {
@@ -238,7 +244,7 @@ fn pass<const WRITE: bool>(
         }
         prev = addr;
         let mut new = 0;
-        if text.spans[0].contains(addr) {
+        if walk.cur.contains(addr) {
             new = site(addr).unwrap_or(0);
         }
         if new > walk.last {
