@@ -539,27 +539,39 @@ pub(crate) fn init_groups<A: Arch>(
             failed = true;
             break;
         }
-        let recs = g.records(g.len());
+        let mut recs = g.records(g.len());
         // Every record of the group, unless one fails: counted once per
         // group, not per record.
-        let mut converted = recs.len();
-        for (i, ptr) in recs.enumerate() {
+        let all = recs.len();
+        let mut converted = all;
+        if !init {
+            for ptr in recs.by_ref() {
+                // SAFETY: a record of a group of the table, which
+                // ftrace_lock (`lock`) keeps alive.
+                if let Some(rec) = unsafe { Rec::from_raw(ptr, lock) } {
+                    rec.set_flags(flags);
+                }
+            }
+        }
+        while init {
+            let Some(ptr) = recs.next() else {
+                break;
+            };
+            // The records before this one.
+            let before = || all.saturating_sub(recs.len()).saturating_sub(1);
             // SAFETY: a record of a group of the table, which ftrace_lock
             // (`lock`) keeps alive.
             let Some(rec) = (unsafe { Rec::from_raw(ptr, lock) }) else {
-                converted = i;
+                converted = before();
                 break;
             };
             rec.set_flags(flags);
-            if !init {
-                continue;
-            }
             let init = arch.plan_init(rec.ip()).and_then(|change| {
                 arch.check(&change)?;
                 arch.write(&change)
             });
             if let Err(failure) = init {
-                converted = i;
+                converted = before();
                 STATS.failures.add(1, Relaxed);
                 explain(rec, &failure);
                 set_bug_type(lock, BugType::Init);
