@@ -545,14 +545,18 @@ pub(crate) fn init_groups<A: Arch>(
         let all = recs.len();
         let mut converted = all;
         if !init {
-            for ptr in recs.by_ref() {
+            for (i, ptr) in recs.by_ref().enumerate() {
                 // SAFETY: a record of a group of the table, which
                 // ftrace_lock (`lock`) keeps alive.
-                if let Some(rec) = unsafe { Rec::from_raw(ptr, lock) } {
-                    rec.set_flags(flags);
-                }
+                let Some(rec) = (unsafe { Rec::from_raw(ptr, lock) }) else {
+                    converted = i;
+                    break;
+                };
+                rec.set_flags(flags);
             }
         }
+        // The first conversion of every record (the boot's hot loop: one
+        // record's read, check and write, no count, no other call).
         while init {
             let Some(ptr) = recs.next() else {
                 break;
