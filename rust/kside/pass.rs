@@ -542,47 +542,36 @@ pub(crate) fn init_groups<A: Arch>(
         let mut recs = g.records(g.len());
         // Every record of the group, unless one fails: counted once per
         // group, not per record.
-        let all = recs.len();
-        let mut converted = all;
+        let mut converted = recs.len();
         if !init {
-            for (i, ptr) in recs.by_ref().enumerate() {
-                // SAFETY: a record of a group of the table, which
-                // ftrace_lock (`lock`) keeps alive.
-                let Some(rec) = (unsafe { Rec::from_raw(ptr, lock) }) else {
-                    converted = i;
-                    break;
-                };
-                rec.set_flags(flags);
-            }
+            converted = set_flags_only(lock, &mut recs, flags);
         }
         // The first conversion of every record (the boot's hot loop: one
         // record's read, check and write, no count, no other call).
-        while init {
-            let Some(ptr) = recs.next() else {
-                break;
-            };
-            // The records before this one.
-            let before = || all.saturating_sub(recs.len()).saturating_sub(1);
-            // SAFETY: a record of a group of the table, which ftrace_lock
-            // (`lock`) keeps alive.
-            let Some(rec) = (unsafe { Rec::from_raw(ptr, lock) }) else {
-                converted = before();
-                break;
-            };
-            rec.set_flags(flags);
-            let init = arch.plan_init(rec.ip()).and_then(|change| {
-                arch.check(&change)?;
-                arch.write(&change)
-            });
-            if let Err(failure) = init {
-                converted = before();
-                STATS.failures.add(1, Relaxed);
-                explain(rec, &failure);
-                set_bug_type(lock, BugType::Init);
-                // SAFETY: `rec` is a live record; ftrace_bug() prints it
-                // and stops ftrace (ftrace_kill()).
-                unsafe { bindings::rftrace_shim_bug(errno(&failure), rec.as_ptr()) };
-                break;
+        if init {
+            for ptr in recs {
+                // SAFETY: a record of a group of the table, which ftrace_lock
+                // (`lock`) keeps alive.
+                let Some(rec) = (unsafe { Rec::from_raw(ptr, lock) }) else {
+                    converted = g.index_of(ptr);
+                    break;
+                };
+                rec.set_flags(flags);
+                let init = arch.plan_init(rec.ip()).and_then(|change| {
+                    arch.check(&change)?;
+                    arch.write(&change)
+                });
+                if let Err(failure) = init {
+                    // The records before this one.
+                    converted = g.index_of(ptr);
+                    STATS.failures.add(1, Relaxed);
+                    explain(rec, &failure);
+                    set_bug_type(lock, BugType::Init);
+                    // SAFETY: `rec` is a live record; ftrace_bug() prints it
+                    // and stops ftrace (ftrace_kill()).
+                    unsafe { bindings::rftrace_shim_bug(errno(&failure), rec.as_ptr()) };
+                    break;
+                }
             }
         }
         done = done.saturating_add(u64::try_from(converted).unwrap_or(u64::MAX));
@@ -596,6 +585,27 @@ pub(crate) fn init_groups<A: Arch>(
     } else {
         Some(done)
     }
+}
+
+/// Stores `flags` in every record of `recs` (no first conversion); returns
+/// the records done (all, unless a record pointer is missing).
+#[inline(never)]
+fn set_flags_only(
+    lock: &FtraceLocked,
+    recs: &mut impl Iterator<Item = *mut bindings::dyn_ftrace>,
+    flags: RecFlags,
+) -> usize {
+    let mut done = 0usize;
+    for ptr in recs {
+        // SAFETY: a record of a group of the table, which ftrace_lock
+        // (`lock`) keeps alive.
+        let Some(rec) = (unsafe { Rec::from_raw(ptr, lock) }) else {
+            break;
+        };
+        rec.set_flags(flags);
+        done = done.saturating_add(1);
+    }
+    done
 }
 
 /// One of the arch hooks the generic code calls with explicit addresses

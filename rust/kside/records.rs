@@ -204,6 +204,13 @@ impl<'a> Group<'a> {
         (0..len.min(self.capacity())).map(move |i| base.wrapping_add(i))
     }
 
+    /// The index in the group of a record pointer [`Group::records`] gave
+    /// (an address computation, nothing is read).
+    pub(crate) fn index_of(self, rec: *mut bindings::dyn_ftrace) -> usize {
+        let base = self.page().records as usize;
+        (rec as usize).saturating_sub(base) / core::mem::size_of::<bindings::dyn_ftrace>()
+    }
+
     /// The address of record `i` (`u64::MAX` if `i` is not below `len`),
     /// read once (`READ_ONCE()`): the owner moves records under lockless
     /// readers.
