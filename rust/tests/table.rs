@@ -33,7 +33,7 @@ impl Fake {
         let (align, shift) = (self.align, self.shift);
         move |addr: u64| addr.is_multiple_of(align).then_some(addr + shift)
     }
-    fn scan(&self, locs: &mut Vec<u64>) -> Report {
+    fn scan(&self, locs: &mut [u64]) -> Report {
         scan(locs, &self.text(), self.site())
     }
 }
