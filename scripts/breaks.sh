@@ -72,7 +72,7 @@ break_def() { # NAME
 	module-groups-kept)
 		BREAK_WHAT="a module's record groups stay in the table when it goes"
 		BREAK_FILE=rust/kside/records.rs
-		BREAK_PERL='s/unsafe \{ bindings::rftrace_shim_within_module\(module, c_word\(ip\)\) \}/unsafe { bindings::rftrace_shim_within_module(module, c_word(ip)) } \&\& false/'
+		BREAK_PERL='s/unsafe \{ bindings::rftrace_shim_within_module\(module, c_word\(ip\)\) \}/(unsafe { bindings::rftrace_shim_within_module(module, c_word(ip)) }) \&\& false/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:module-churn.tc ;;
 	*) return 1 ;;
