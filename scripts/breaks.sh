@@ -11,7 +11,7 @@
 #                  KUnit boot logs a kernel warning) or selftest:FILE.tc
 #                  (that file of selftests/rftrace fails)
 #   BREAK_WHAT     one line for the report
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing"
 
 break_def() { # NAME
 	case $1 in
@@ -75,6 +75,12 @@ break_def() { # NAME
 		BREAK_PERL='s/unsafe \{ bindings::rftrace_shim_within_module\(module, c_word\(ip\)\) \}/(unsafe { bindings::rftrace_shim_within_module(module, c_word(ip)) }) \&\& false/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:module-churn.tc ;;
+	init-writes-nothing)
+		BREAK_WHAT="the boot and module-load conversion checks each site but never writes the NOP (the compiler's call stays)"
+		BREAK_FILE=rust/kside/pass.rs
+		BREAK_PERL='s/(arch\.check\(&change\)\?;\n\s+)arch\.write\(&change\)\n/${1}Ok(())\n/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;
 	*) return 1 ;;
 	esac
 }
