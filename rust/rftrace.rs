@@ -39,12 +39,7 @@ use rfcore::{
     account::{
         self,
         AccountError,
-        CallOps,
-        OpsProps, //
-    },
-    flags::{
-        RecFlags,
-        CALL_OPS, //
+        CallOps, //
     },
     record::{
         decide,
@@ -232,9 +227,10 @@ fn call_ops_mode() -> CallOps {
 /// ftrace.
 ///
 /// On an arch with per-site ops literals the `CALL_OPS` request after a
-/// removal follows the ops that is left, not the ops removed as in 7.2
-/// (see `account::remove`); the shadow mode counts those deliberate
-/// differences apart (`call_ops_survivor_rule`).
+/// removal follows the ops that is left (see `account::remove`), as in C
+/// since the series' fix of 7.2's rule, which followed the ops removed;
+/// the removals where the two rules differ are counted
+/// (`call_ops_survivor_rule`).
 pub(crate) fn account_rec(rec: Rec<'_>, ops: Ops<'_>, inc: bool) -> bool {
     let mode = call_ops_mode();
     let before = rec.flags();
@@ -245,6 +241,12 @@ pub(crate) fn account_rec(rec: Rec<'_>, ops: Ops<'_>, inc: bool) -> bool {
     } else {
         account::remove(before, props, mode, &mut others)
     };
+    if others
+        .survivor_ok
+        .is_some_and(|left| left != props.call_ops_ok)
+    {
+        STATS.survivor_rule.add(1, Relaxed);
+    }
     if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
         let (c_ok, c_flags) = kside::env::c_account(rec, ops, inc);
         STATS.shadow_checks.add(1, Relaxed);
@@ -252,17 +254,7 @@ pub(crate) fn account_rec(rec: Rec<'_>, ops: Ops<'_>, inc: bool) -> bool {
             Ok(flags) => c_ok && c_flags == flags,
             Err(_) => !c_ok,
         };
-        let survivor_rule = survivor_rule_explains(result, c_ok, c_flags, &others, props);
-        if let Some(survivor) = survivor_rule {
-            let seen = STATS.survivor_rule.fetch_add(1, Relaxed);
-            if seen < 4 {
-                kernel::pr_info!(
-                    "{:#x}: the ops left on the site decides CALL_OPS ({}), not the ops removed as in 7.2\n",
-                    rec.ip(),
-                    if survivor { "set" } else { "clear" }
-                );
-            }
-        } else if !same {
+        if !same {
             shadow_diff(format_args!(
                 "accounting differs for {:#x} flags {:#x} inc {} ops {:?}: Rust {:?}, C {} {:#x}",
                 rec.ip(),
@@ -294,30 +286,6 @@ pub(crate) fn account_rec(rec: Rec<'_>, ops: Ops<'_>, inc: bool) -> bool {
             );
             false
         }
-    }
-}
-
-/// Whether a difference between the Rust and the C accounting of a record
-/// is the deliberate one of the survivor rule (`account::remove`): only
-/// the `CALL_OPS` request differs, the ops left on the site was asked
-/// about, and it and the ops removed disagree on whether the literal may
-/// be used. Returns the survivor's answer in that case.
-pub(crate) fn survivor_rule_explains(
-    rust: Result<RecFlags, AccountError>,
-    c_ok: bool,
-    c_flags: RecFlags,
-    others: &KernelOthers<'_>,
-    removed: OpsProps,
-) -> Option<bool> {
-    match (rust, others.survivor_ok) {
-        (Ok(flags), Some(survivor))
-            if c_ok
-                && (c_flags.raw() ^ flags.raw()) == CALL_OPS
-                && survivor != removed.call_ops_ok =>
-        {
-            Some(survivor)
-        }
-        _ => None,
     }
 }
 

@@ -30,6 +30,10 @@ report=()
 variants=()
 for name in "${names[@]}"; do
 	break_def "$name" || die "no break named $name (see scripts/breaks.sh)"
+	if [ -n "$BREAK_ARCH" ] && [ "$BREAK_ARCH" != "$RFT_ARCH" ]; then
+		report+=("$name: skipped, seen on $BREAK_ARCH only")
+		continue
+	fi
 	variants+=("$BREAK_VARIANT")
 	step "break $name ($RFT_ARCH): $BREAK_WHAT"
 	blog=$BUILD/break-$atag$name.log

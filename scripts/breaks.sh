@@ -4,16 +4,19 @@
 # and the test that must catch it.  Source it; do not run it.
 #
 # break_def NAME sets
-#   BREAK_FILE     the file, relative to kernel/trace/rftrace/
+#   BREAK_FILE     the file, relative to kernel/trace/rftrace/, or with a
+#                  leading "/" a file of the patched kernel tree
 #   BREAK_PERL     a perl substitution (perl -0pi -e), which must match once
 #   BREAK_VARIANT  the kernel variant it is built as
 #   BREAK_EXPECT   kunit:TEST (that KUnit case fails), kunit-warning (the
 #                  KUnit boot logs a kernel warning) or selftest:FILE.tc
 #                  (that file of selftests/rftrace fails)
 #   BREAK_WHAT     one line for the report
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing"
+#   BREAK_ARCH     the one architecture where it can be seen (unset: all)
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule"
 
 break_def() { # NAME
+	BREAK_ARCH=
 	case $1 in
 	compare-blind)
 		BREAK_WHAT="the shadow comparator never sees a difference"
@@ -75,6 +78,13 @@ break_def() { # NAME
 		BREAK_PERL='s/unsafe \{ bindings::rftrace_shim_within_module\(module, c_word\(ip\)\) \}/(unsafe { bindings::rftrace_shim_within_module(module, c_word(ip)) }) \&\& false/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:module-churn.tc ;;
+	call-ops-7.2-rule)
+		BREAK_WHAT="7.2's CALL_OPS rule is back in C (patch 0004 undone): after a removal the ops removed decides the per-site literal (arm64; stock kernel)"
+		BREAK_FILE=/kernel/trace/ftrace.c
+		BREAK_PERL='s/call_ops = inc \? ops : ftrace_find_unique_ops_other\(rec, ops\);/call_ops = inc ? ops : (ftrace_find_unique_ops_other(rec, ops), ops);/'
+		BREAK_ARCH=arm64
+		BREAK_VARIANT=stock
+		BREAK_EXPECT=selftest:call-ops-survivor.tc ;;
 	init-writes-nothing)
 		BREAK_WHAT="the boot and module-load conversion checks each site but never writes the NOP (the compiler's call stays)"
 		BREAK_FILE=rust/kside/pass.rs

@@ -7,18 +7,22 @@
 # file, for `git am OUTDIR/*.patch` (default OUTDIR: build/series; its old
 # *.patch files are removed first):
 #
-#   0001  kernel/trace: add the Rust dynamic ftrace core
+#   0001  the fixes of 7.2 defects that stand alone (patches/*.patch
+#   ...   whose lines never name the core), in their order, renumbered
+#   NNNN  kernel/trace: add the Rust dynamic ftrace core
 #         (generated: Kbuild, Kconfig, rust/, c/ and include/ as new files
 #         under kernel/trace/rftrace/, the file set scripts/prepare-tree.sh
 #         copies)
-#   0002  patches/*.patch, in their order, renumbered
-#   ...   (the last one hooks kernel/trace/rftrace/ into Kconfig and Kbuild)
+#   ...   the other patches/*.patch (the hooks), in their order, renumbered
+#         (the last one hooks kernel/trace/rftrace/ into Kconfig and Kbuild)
 #
-# The core's directory comes first, not just before the Kconfig/Kbuild
-# patch: the hook patches include its interface header
-# (kernel/trace/ftrace.c includes rftrace/include/rftrace.h whatever the
-# configuration), so without it no prefix would compile.  Nothing in the
-# directory is built before the last patch.
+# The fixes come first so that upstream can take them alone, and each
+# prefix of them is 7.2 with fixes.  The core's directory comes just
+# before the first hook, not just before the Kconfig/Kbuild patch: the
+# hook patches include its interface header (kernel/trace/ftrace.c
+# includes rftrace/include/rftrace.h whatever the configuration), so
+# without it no later prefix would compile.  Nothing in the directory is
+# built before the last patch.
 #
 # The files come from the working copy, as prepare-tree.sh takes them, or
 # with --rev from a commit (tracked files only), patches/ included.
@@ -118,12 +122,17 @@ EOF
 
 mkdir -p "$out"
 rm -f "$out"/*.patch
-n=1
+n=0 crate_done=0
 name() { printf '%04d-%s.patch' "$n" "$1"; }
-crate=$(name kernel-trace-add-the-Rust-dynamic-ftrace-core)
-git -C "$repo" format-patch -q -1 --stdout --zero-commit --no-signature \
-	--binary HEAD >"$out/$crate"
 for p in "${patches[@]}"; do
+	# The fixes that stand alone (no line of theirs names the core) come
+	# first, so upstream can take them without the rest; the core's
+	# directory comes just before the first patch that hooks it.
+	if [ $crate_done = 0 ] && grep -q '^[-+].*\(rftrace\|RUST_CORE\)' "$p"; then
+		n=$((n + 1)) crate_done=1
+		git -C "$repo" format-patch -q -1 --stdout --zero-commit --no-signature \
+			--binary HEAD >"$out/$(name kernel-trace-add-the-Rust-dynamic-ftrace-core)"
+	fi
 	n=$((n + 1))
 	f=$(name "$(basename "$p" .patch | sed 's/^[0-9]*-//')")
 	# An mbox From_ line as format-patch writes it; the rest as it is.

@@ -7,8 +7,8 @@
 # reverted first when it changed.
 #
 # RFT_BREAK=NAME applies one deliberate break of scripts/breaks.sh to the
-# copy in the tree (scripts/break-check.sh); the next run without it puts
-# the file back.
+# copy in the tree, or to a patched kernel file (scripts/break-check.sh);
+# the next run without it puts the file back.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,6 +17,16 @@ tree=${1:-$SRC}
 [ -f "$tree/Makefile" ] || die "no kernel tree at $tree (run scripts/setup.sh)"
 
 dest=$tree/kernel/trace/rftrace
+
+# A break of a kernel file (breaks.sh: BREAK_FILE starting with "/") left by
+# the last run: its file as the patches left it comes back first, so the
+# patches below can be reverted.
+broken=$tree/.rftrace-broken
+if [ -f "$broken" ]; then
+	f=$tree/$(cat "$broken")
+	cp "$f.rftrace-orig" "$f" || die "cannot restore $f"
+	rm -f "$f.rftrace-orig" "$broken"
+fi
 mkdir -p "$dest"
 # By content (--checksum), and a copied file gets the time of the copy
 # (--no-times): a file restored to older contents must still look newer
@@ -49,9 +59,17 @@ fi
 if [ -n "${RFT_BREAK:-}" ]; then
 	. "$top/scripts/breaks.sh"
 	break_def "$RFT_BREAK" || die "no break named $RFT_BREAK (see scripts/breaks.sh)"
-	f=$dest/$BREAK_FILE
-	perl -0pi -e "$BREAK_PERL" "$f"
-	cmp -s "$f" "$top/$BREAK_FILE" && die "break $RFT_BREAK no longer applies to $BREAK_FILE"
-	step "deliberate break $RFT_BREAK applied to kernel/trace/rftrace/$BREAK_FILE"
+	case $BREAK_FILE in
+	/*)	# a patched kernel file, kept as it was beside it
+		f=$tree$BREAK_FILE
+		cp "$f" "$f.rftrace-orig"
+		echo "$BREAK_FILE" >"$broken"
+		perl -0pi -e "$BREAK_PERL" "$f"
+		cmp -s "$f" "$f.rftrace-orig" && die "break $RFT_BREAK no longer applies to $BREAK_FILE" ;;
+	*)	f=$dest/$BREAK_FILE
+		perl -0pi -e "$BREAK_PERL" "$f"
+		cmp -s "$f" "$top/$BREAK_FILE" && die "break $RFT_BREAK no longer applies to $BREAK_FILE" ;;
+	esac
+	step "deliberate break $RFT_BREAK applied to $f"
 fi
 

@@ -131,20 +131,17 @@ mod tests {
                             }
                             let (c_ok, c_flags) = c_account(rec, ops, inc);
                             checked += 1;
-                            // After a removal, Rust asks about the ops
-                            // left on the site where 7.2 uses the ops
-                            // removed (arm64 only).
-                            let survivor = crate::survivor_rule_explains(
-                                rust,
-                                c_ok,
-                                c_flags,
-                                &others,
-                                ops.props(),
-                            );
-                            if survivor.is_some() {
-                                survivor_rule += 1;
-                            } else if !c_ok || rust != Ok(c_flags) {
+                            if !c_ok || rust != Ok(c_flags) {
                                 differ += 1;
+                            }
+                            // The removals where the ops left on the site
+                            // and the ops removed disagree on the literal:
+                            // the case 7.2 decided from the ops removed.
+                            if others
+                                .survivor_ok
+                                .is_some_and(|left| left != ops.props().call_ops_ok)
+                            {
+                                survivor_rule += 1;
                             }
                         }
                     }
