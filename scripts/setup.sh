@@ -56,7 +56,8 @@ sudo_=""
 pkgs=(build-essential flex bison bc cpio kmod libelf-dev libssl-dev
       libclang1-19 libclang-19-dev llvm-19 ccache python3 rsync
       busybox-static gawk binutils util-linux procps file xz-utils
-      gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross)
+      gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
+      binutils-riscv64-linux-gnu)
 bp_pkgs=(qemu-system-x86 qemu-system-arm)
 
 missing=()
