@@ -296,7 +296,9 @@ pub fn check(image: &Image<'_>, opts: &Options) -> Report {
             ),
         });
     }
-    kept.sort_by_key(|s| (s.entry_addr, s.entry));
+    // By address; in an object by section, then offset.
+    let linked = image.kind == Kind::Linked;
+    kept.sort_by_key(|s| (if linked { s.entry_addr } else { 0 }, s.entry));
     problems.sort_by_key(|p| p.severity);
     Report {
         arch: image.arch,
