@@ -35,7 +35,10 @@ impl InputError {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "section {}: {}", self.section, self.msg)
+        match self.section.as_str() {
+            "ELF header" | SHT => write!(f, "{}: {}", self.section, self.msg),
+            name => write!(f, "section {name}: {}", self.msg),
+        }
     }
 }
 

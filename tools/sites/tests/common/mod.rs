@@ -198,8 +198,12 @@ pub fn assert_rejected(run: &Run, section: &str) {
         "stdout:\n{}\nstderr:\n{}",
         run.stdout, run.stderr
     );
+    let named = match section {
+        "ELF header" | "section header table" => format!(": {section}: "),
+        name => format!(": section {name}: "),
+    };
     assert!(
-        run.stderr.contains(&format!("section {section}")),
+        run.stderr.contains(&named),
         "the error does not name section {section}: {}",
         run.stderr
     );
