@@ -88,6 +88,21 @@ if [ -n "$warns" ]; then
 	printf '%s\n' "$warns" | head -40
 	die "kernel build: warnings in the Rust core, its shim or the patched files (log: $out/build.log)"
 fi
+# The post-link call-site tool (tools/sites, README "Call sites after the
+# link"): every call site recorded in vmlinux checked against the symbol
+# table, the bytes the kernel expects and CALL_OPS alignment.  A site the
+# kernel would patch wrongly, or an unreadable list, fails the build;
+# sites the kernel refuses too (misaligned literals) are only reported.
+case $arch in
+x86_64 | arm64)
+	step "checking the call sites of $out/vmlinux (rftrace-sites)"
+	sites_rc=0
+	cargo run --quiet --release --manifest-path "$top/tools/sites/Cargo.toml" \
+		--bin rftrace-sites -- --max-lines 20 "$out/vmlinux" || sites_rc=$?
+	[ "$sites_rc" = 0 ] ||
+		die "rftrace-sites: exit $sites_rc on $out/vmlinux (1: a site the kernel would patch wrongly, 2: an unreadable call-site list)"
+	;;
+esac
 rm -rf "$out/modroot"
 "${mk[@]}" INSTALL_MOD_PATH="$out/modroot" INSTALL_MOD_STRIP=1 modules_install \
 	>>"$out/build.log" 2>&1 || { tail -20 "$out/build.log"; die "modules_install failed"; }
