@@ -338,10 +338,9 @@ pub(crate) fn find_unique_ops(rec: Rec<'_>) -> *mut kernel::bindings::ftrace_ops
 /// # Safety
 ///
 /// `[start, end)` is the call-site list of `module` (or of the core
-/// kernel), writable and used by nobody else during the call, and `module`
-/// is null or the module being loaded.
+/// kernel), writable and used by nobody else during the call.
 pub(crate) unsafe fn scan_call_sites(
-    module: *mut kernel::bindings::module,
+    module: kside::env::Module<'_>,
     start: *mut kernel::ffi::c_ulong,
     end: *mut kernel::ffi::c_ulong,
 ) -> rfcore::table::Report {

@@ -26,7 +26,9 @@ use crate::{
     karch::KernelArch,
     kside::env::{
         c_word,
-        word, //
+        shared_caller,
+        word,
+        Module, //
     },
     kside::lock::FtraceLocked,
     rfcore::{
@@ -59,12 +61,9 @@ static NO_UNIQUE: Atomic<u32> = Atomic::new(0);
 
 /// arm64 as the update pass sees it.
 ///
-/// # Invariants
-///
-/// `module` is null or a module alive while the `Arm64` is used.
 pub(crate) struct Arm64<'a> {
     _lock: &'a FtraceLocked,
-    module: *mut bindings::module,
+    module: Module<'a>,
     may_sleep: bool,
 }
 
@@ -72,30 +71,25 @@ impl Arm64<'_> {
     /// The module ftrace PLT that can reach `ftrace_caller` from `ip`, if
     /// any.
     fn plt(&self, ip: u64) -> Option<u64> {
-        // SAFETY: `module` is null or alive (type invariants); the shim
-        // looks `ip` up under RCU otherwise.
-        let p = word(unsafe { bindings::rftrace_shim_plt(c_word(ip), self.module) });
+        // SAFETY: `module` is null or alive (type invariants of `Module`);
+        // the shim looks `ip` up under RCU otherwise.
+        let p = word(unsafe { bindings::rftrace_shim_plt(c_word(ip), self.module.as_ptr()) });
         (p != 0).then_some(p)
     }
 }
 
 impl<'a> KernelArch<'a> for Arm64<'a> {
     fn for_pass(lock: &'a FtraceLocked, may_sleep: bool) -> Self {
-        // INVARIANT: no module; the PLT of a live module's site is looked
-        // up by address.
+        // No module: the PLT of a live module's site is looked up by
+        // address.
         Arm64 {
             _lock: lock,
-            module: core::ptr::null_mut(),
+            module: Module::core_kernel(),
             may_sleep,
         }
     }
 
-    unsafe fn for_site(
-        lock: &'a FtraceLocked,
-        module: *mut bindings::module,
-        _mcount: u64,
-    ) -> Self {
-        // INVARIANT: the caller's contract.
+    fn for_site(lock: &'a FtraceLocked, module: Module<'a>, _mcount: u64) -> Self {
         Arm64 {
             _lock: lock,
             module,
@@ -118,8 +112,7 @@ impl Arch for Arm64<'_> {
         {
             kernel::pr_warn!("no unique ops for a CALL_OPS site at {:#x}\n", facts.ip);
         }
-        // SAFETY: returns a constant address.
-        let caller = word(unsafe { bindings::rftrace_shim_caller(false) });
+        let caller = shared_caller(false);
         plan_update(facts, decision, BTI, caller, self.plt(facts.ip))
     }
 

@@ -7,13 +7,13 @@
 //! `ftrace_init_nop()`, `__ftrace_replace_code()`, `ftrace_replace_code()`)
 //! are written once here, over [`Native`], the architecture being built.
 
-use kernel::{
-    bindings,
-    ffi::c_int, //
-};
+use kernel::ffi::c_int;
 
 use crate::{
-    kside::env::Rec,
+    kside::env::{
+        Module,
+        Rec, //
+    },
     kside::lock::FtraceLocked,
     kside::pass,
     kside::records::Group,
@@ -42,35 +42,27 @@ pub(crate) trait KernelArch<'a>: Arch + Sized {
     /// pass may `cond_resched()` between records.
     fn for_pass(lock: &'a FtraceLocked, may_sleep: bool) -> Self;
 
-    /// For one site of `module` (null: the core kernel, or a live module
-    /// found by address); `mcount`: what the compiler's call at the site
-    /// calls before its first conversion (0 if that is not the question).
-    ///
-    /// # Safety
-    ///
-    /// `module` is null or a module alive while the value is used.
-    unsafe fn for_site(lock: &'a FtraceLocked, module: *mut bindings::module, mcount: u64) -> Self;
+    /// For one site of `module` (the core kernel: the core kernel, or a
+    /// live module found by address); `mcount`: what the compiler's call
+    /// at the site calls before its first conversion (0 if that is not the
+    /// question).
+    fn for_site(lock: &'a FtraceLocked, module: Module<'a>, mcount: u64) -> Self;
 }
 
 /// `ftrace_replace_code()`: check every change, then write them in the
 /// architecture's batches.
 /// `ftrace_update_code()`'s loop over new record groups
-/// ([`pass::init_groups`]); `mcount`: what the compiler's calls call.
-///
-/// # Safety
-///
-/// `module` is null or the module the groups belong to, alive during the
-/// call.
-pub(crate) unsafe fn init_groups(
+/// ([`pass::init_groups`]) of `module`, the groups' owner; `mcount`: what
+/// the compiler's calls call.
+pub(crate) fn init_groups(
     lock: &FtraceLocked,
-    module: *mut bindings::module,
+    module: Module<'_>,
     first: Option<Group<'_>>,
     flags: RecFlags,
     init: bool,
     mcount: u64,
 ) -> Option<u64> {
-    // SAFETY: the function's contract.
-    let arch = &mut unsafe { Native::for_site(lock, module, mcount) };
+    let arch = &mut Native::for_site(lock, module, mcount);
     pass::init_groups(lock, arch, first, flags, init)
 }
 
@@ -98,19 +90,10 @@ pub(crate) fn modify_call(rec: Rec<'_>, old: u64, new: u64) -> c_int {
 
 /// `ftrace_make_nop()` (a call to `addr` becomes the NOP), or with `init`
 /// the first conversion of a site (boot, module load: `ftrace_init_nop()`,
-/// or x86's `ftrace_make_nop()` of the compiler's call to `addr`).
-///
-/// # Safety
-///
-/// `module` is null or the module of the record, alive during the call.
-pub(crate) unsafe fn make_nop(
-    module: *mut bindings::module,
-    rec: Rec<'_>,
-    addr: u64,
-    init: bool,
-) -> c_int {
-    // SAFETY: the function's contract.
-    let arch = &mut unsafe { Native::for_site(rec.lock(), module, addr) };
+/// or x86's `ftrace_make_nop()` of the compiler's call to `addr`);
+/// `module`: the record's.
+pub(crate) fn make_nop(module: Module<'_>, rec: Rec<'_>, addr: u64, init: bool) -> c_int {
+    let arch = &mut Native::for_site(rec.lock(), module, addr);
     let op = if init {
         Single::Init
     } else {

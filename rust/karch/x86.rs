@@ -27,7 +27,10 @@ use kernel::{
 
 use crate::{
     karch::KernelArch,
-    kside::env::c_word,
+    kside::env::{
+        c_word,
+        Module, //
+    },
     kside::lock::{
         FtraceLocked,
         TextLocked, //
@@ -115,11 +118,7 @@ impl<'a> KernelArch<'a> for X86<'a> {
         }
     }
 
-    unsafe fn for_site(
-        lock: &'a FtraceLocked,
-        _module: *mut bindings::module,
-        mcount: u64,
-    ) -> Self {
+    fn for_site(lock: &'a FtraceLocked, _module: Module<'a>, mcount: u64) -> Self {
         // SAFETY: reads a flag the arch prepare and post-process hooks set
         // and clear under ftrace_lock, which `lock` proves.
         let late = unsafe { bindings::rftrace_shim_poke_late() };

@@ -38,6 +38,7 @@ use crate::{
     kside::env::{
         c_word,
         word,
+        Module,
         Ops,
         Rec, //
     },
@@ -223,8 +224,9 @@ pub(crate) unsafe extern "C" fn rftrace_build_table(
     if null_from_c(first) || null_from_c(last) || null_from_c(pages) || null_from_c(recs) {
         return einval();
     }
-    // SAFETY: the function's contract is `scan_call_sites()`'s.
-    let report = unsafe { crate::scan_call_sites(module, start, end) };
+    // SAFETY: the function's contract is `scan_call_sites()`'s, and
+    // `module` is null or the module being loaded, alive during the call.
+    let report = unsafe { crate::scan_call_sites(Module::from_raw(module), start, end) };
     let kept = usize::try_from(report.kept).unwrap_or(usize::MAX);
     // SAFETY: the list was just checked by the scan; the rest of the
     // function's contract is `build()`'s.
@@ -345,8 +347,10 @@ pub(crate) unsafe extern "C" fn rftrace_unlink_module(
     // SAFETY: the caller holds ftrace_lock (function contract).
     unsafe {
         FtraceLocked::held(|lock| {
-            // SAFETY: the function's contract is `unlink_module()`'s.
-            let taken = records::unlink_module(head.cast(), tail.cast(), module, lock);
+            // SAFETY: the function's contract is `unlink_module()`'s, and
+            // `module` is alive during the call.
+            let taken =
+                records::unlink_module(head.cast(), tail.cast(), Module::from_raw(module), lock);
             // SAFETY: valid out pointers (function contract).
             hand_over(taken, last, records)
         })
@@ -694,6 +698,7 @@ pub(crate) unsafe extern "C" fn rftrace_make_nop(
         with_rec(rec, einval(), |rec| {
             // SAFETY: `module` is null or alive during the call (function
             // contract).
+            let module = Module::from_raw(module);
             karch::make_nop(module, rec, word(addr), init)
         })
     }
@@ -723,7 +728,8 @@ pub(crate) unsafe extern "C" fn rftrace_init_nops(
         let first = unsafe { records::Group::from_raw(from_c(pgs)) };
         let flags = RecFlags::from_raw(word(flags));
         // SAFETY: `module` is null or alive during the call (contract).
-        match unsafe { karch::init_groups(lock, module, first, flags, init, word(mcount)) } {
+        let module = unsafe { Module::from_raw(module) };
+        match karch::init_groups(lock, module, first, flags, init, word(mcount)) {
             Some(n) => c_long::try_from(n).unwrap_or(c_long::MAX),
             None => -1,
         }

@@ -325,6 +325,14 @@ pub(crate) struct ListOps<'a> {
 }
 
 impl<'a> ListOps<'a> {
+    /// Whether the ops' hashes (`old`: the hashes it had before the change
+    /// in progress) cover `ip`.
+    fn covers(self, ip: u64, old: bool) -> bool {
+        // SAFETY: `op` is on the list, under ftrace_lock, which keeps its
+        // hashes alive (type invariants).
+        unsafe { bindings::ftrace_c_ops_covers(self.as_ptr(), c_word(ip), old) }
+    }
+
     /// The raw pointer, for C calls.
     pub(crate) fn as_ptr(self) -> *mut bindings::ftrace_ops {
         self.ptr.as_ptr()
@@ -417,14 +425,11 @@ impl<'a> OpsList for KernelOpsList<'a> {
     }
 
     fn covers(&mut self, op: ListOps<'a>, ip: u64) -> bool {
-        // SAFETY: `op` is on the list, under ftrace_lock, which keeps its
-        // hashes alive.
-        unsafe { bindings::ftrace_c_ops_covers(op.as_ptr(), c_word(ip), false) }
+        op.covers(ip, false)
     }
 
     fn covered(&mut self, op: ListOps<'a>, ip: u64) -> bool {
-        // SAFETY: as in `covers()`.
-        unsafe { bindings::ftrace_c_ops_covers(op.as_ptr(), c_word(ip), true) }
+        op.covers(ip, true)
     }
 
     fn removed(&mut self) -> Option<ListOps<'a>> {
@@ -436,15 +441,20 @@ impl<'a> OpsList for KernelOpsList<'a> {
 /// The kernel's shared callers and direct functions table.
 pub(crate) struct KernelCallers;
 
+/// The address of the shared ftrace caller (`FTRACE_ADDR`), or with `regs`
+/// of the one that saves all registers (`FTRACE_REGS_ADDR`).
+pub(crate) fn shared_caller(regs: bool) -> u64 {
+    // SAFETY: returns a constant address.
+    word(unsafe { bindings::rftrace_shim_caller(regs) })
+}
+
 impl Callers for KernelCallers {
     fn caller(&self) -> u64 {
-        // SAFETY: returns a constant address.
-        word(unsafe { bindings::rftrace_shim_caller(false) })
+        shared_caller(false)
     }
 
     fn regs_caller(&self) -> u64 {
-        // SAFETY: returns a constant address.
-        word(unsafe { bindings::rftrace_shim_caller(true) })
+        shared_caller(true)
     }
 
     fn direct(&mut self, ip: u64) -> u64 {
@@ -501,12 +511,17 @@ pub(crate) fn unique_ops(rec: Rec<'_>) -> (*mut bindings::ftrace_ops, *mut bindi
     let rust =
         select::unique_ops(&mut list, rec.ip()).map_or(core::ptr::null_mut(), |o| o.as_ptr());
     let c = if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-        // SAFETY: a live record, under ftrace_lock (type invariants).
-        unsafe { bindings::ftrace_c_find_unique_ops(rec.as_ptr()) }
+        c_unique_ops(rec)
     } else {
         rust
     };
     (rust, c)
+}
+
+/// The kernel's C answer to `ftrace_find_unique_ops()` on `rec`.
+pub(crate) fn c_unique_ops(rec: Rec<'_>) -> *mut bindings::ftrace_ops {
+    // SAFETY: a live record, under ftrace_lock (type invariants of `Rec`).
+    unsafe { bindings::ftrace_c_find_unique_ops(rec.as_ptr()) }
 }
 
 /// Runs the kernel's C accounting on a copy of `rec` (same ip and flags).
@@ -525,34 +540,70 @@ pub(crate) fn c_account(rec: Rec<'_>, ops: Ops<'_>, inc: bool) -> (bool, RecFlag
     (ok, RecFlags::from_raw(word(copy.flags)))
 }
 
-/// The text the call-site list of `module` (null: the core kernel) may
-/// point into: the core kernel's text and init text, or the module's
-/// `MOD_TEXT` and `MOD_INIT_TEXT` (as `is_kernel_text()`,
-/// `is_kernel_inittext()` and `within_module_mem_type()` see them; the
-/// vsyscall page, which `is_kernel_text()` also counts, holds no call
-/// site). Fetched once per list.
+/// The module a call-site list, a record group or a site belongs to, or
+/// the core kernel.
 ///
-/// # Safety
+/// # Invariants
 ///
-/// `module` is null or a module that stays alive during the call.
-pub(crate) unsafe fn kernel_text(module: *mut bindings::module) -> Text {
-    let mut r: [c_ulong; 4] = [0; 4];
-    // SAFETY: `r` has the 4 words the shim writes; the module (if any) is
-    // alive (function contract), and the shim only reads its layout.
-    unsafe { bindings::rftrace_shim_text_ranges(module, r.as_mut_ptr()) };
-    Text {
-        module: !module.is_null(),
-        spans: [
-            Span::new(word(r[0]), word(r[1])),
-            Span::new(word(r[2]), word(r[3])),
-        ],
+/// `ptr` is null (the core kernel) or a module that stays alive for `'a`.
+#[derive(Clone, Copy)]
+pub(crate) struct Module<'a> {
+    ptr: *mut bindings::module,
+    _alive: PhantomData<&'a bindings::module>,
+}
+
+impl<'a> Module<'a> {
+    /// The core kernel.
+    pub(crate) const fn core_kernel() -> Self {
+        // INVARIANT: null.
+        Module {
+            ptr: core::ptr::null_mut(),
+            _alive: PhantomData,
+        }
+    }
+
+    /// The module C handed over (null: the core kernel).
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is null or a module that stays alive for `'a`.
+    pub(crate) unsafe fn from_raw(ptr: *mut bindings::module) -> Self {
+        // INVARIANT: the caller's contract.
+        Module {
+            ptr,
+            _alive: PhantomData,
+        }
+    }
+
+    /// The raw pointer (null for the core kernel), for C calls.
+    pub(crate) fn as_ptr(self) -> *mut bindings::module {
+        self.ptr
+    }
+
+    /// The text the module's call-site list may point into: the core
+    /// kernel's text and init text, or the module's `MOD_TEXT` and
+    /// `MOD_INIT_TEXT` (as `is_kernel_text()`, `is_kernel_inittext()` and
+    /// `within_module_mem_type()` see them; the vsyscall page, which
+    /// `is_kernel_text()` also counts, holds no call site). Fetched once
+    /// per list.
+    pub(crate) fn text(self) -> Text {
+        let mut r: [c_ulong; 4] = [0; 4];
+        // SAFETY: `r` has the 4 words the shim writes; the module (if any)
+        // is alive (type invariants), and the shim only reads its layout.
+        unsafe { bindings::rftrace_shim_text_ranges(self.ptr, r.as_mut_ptr()) };
+        Text {
+            module: !self.ptr.is_null(),
+            spans: [
+                Span::new(word(r[0]), word(r[1])),
+                Span::new(word(r[2]), word(r[3])),
+            ],
+        }
     }
 }
 
 /// The text the core kernel's call-site list may point into.
 pub(crate) fn core_kernel_text() -> Text {
-    // SAFETY: no module.
-    unsafe { kernel_text(core::ptr::null_mut()) }
+    Module::core_kernel().text()
 }
 
 /// The patch-site address of a call-site list entry, as the architecture
@@ -596,9 +647,9 @@ fn scan_counts(r: &Report) -> [u64; 8] {
 /// `[start, end)` is the writable, `unsigned long`-aligned call-site list
 /// of `module` (or of the core kernel), which nobody else uses during the
 /// call (`ftrace_process_locs()` before it makes records), and `module` is
-/// null or the module being loaded.
+/// the module being loaded or the core kernel.
 pub(crate) unsafe fn scan_locs(
-    module: *mut bindings::module,
+    module: Module<'_>,
     start: *mut c_ulong,
     end: *mut c_ulong,
 ) -> Report {
@@ -611,9 +662,7 @@ pub(crate) unsafe fn scan_locs(
     // exclusively used array of `len` words; an `unsigned long` is a u64
     // (size asserted at the top of this module, same alignment).
     let list = unsafe { core::slice::from_raw_parts_mut(start.cast::<u64>(), len) };
-    // SAFETY: `module` is null or the module being loaded (function
-    // contract).
-    let text = unsafe { kernel_text(module) };
+    let text = module.text();
     let report = table::scan(list, &text, call_site);
     for (addr, skip) in report.first.iter() {
         let why: &core::ffi::CStr = match skip {
@@ -622,18 +671,21 @@ pub(crate) unsafe fn scan_locs(
             Some(Skip::OutOfText) => c"outside the module's text",
             Some(Skip::Padding | Skip::WeakLeftover) | None => continue,
         };
-        // SAFETY: `why` is a NUL-terminated static string; the module is
-        // alive (function contract).
+        // SAFETY: `why` is a NUL-terminated static string; the module (if
+        // any) is alive (type invariants of `Module`).
         unsafe {
             bindings::rftrace_shim_refused_site(
-                module,
+                module.as_ptr(),
                 why.as_ptr().cast::<c_char>(),
                 c_word(*addr),
             )
         };
     }
     let counts = scan_counts(&report);
-    // SAFETY: `counts` has the 8 entries the shim reads.
-    unsafe { bindings::rftrace_shim_scan_report(module, counts.as_ptr(), report.unsorted) };
+    // SAFETY: `counts` has the 8 entries the shim reads; the module (if
+    // any) is alive.
+    unsafe {
+        bindings::rftrace_shim_scan_report(module.as_ptr(), counts.as_ptr(), report.unsorted)
+    };
     report
 }

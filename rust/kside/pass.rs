@@ -82,6 +82,14 @@ pub(crate) fn errno(failure: &Failure) -> c_int {
     }
 }
 
+/// `ftrace_bug()` on `rec` for `failure`: the kernel's report, and ftrace
+/// stops (`ftrace_kill()`).
+fn bug(rec: Rec<'_>, failure: &Failure) {
+    // SAFETY: `rec` is a live record (type invariants of `Rec`);
+    // ftrace_bug() prints it and stops ftrace, it does not free anything.
+    unsafe { bindings::rftrace_shim_bug(errno(failure), rec.as_ptr()) };
+}
+
 /// Logs why a site was refused, and hands the expected bytes to
 /// `ftrace_bug()` (through the shim's `ftrace_expected`).
 /// The bytes expected and found of a mismatch, each in an INSN_MAX buffer
@@ -252,9 +260,7 @@ impl<'a> Records for KernelRecords<'a> {
     fn report(&mut self, rec: Rec<'a>, update: Update, failure: &Failure) {
         set_bug_type(self.lock, update.bug_type());
         explain(rec, failure);
-        // SAFETY: `rec` is a live record; ftrace_bug() prints it and stops
-        // ftrace (ftrace_kill()), it does not free anything.
-        unsafe { bindings::rftrace_shim_bug(errno(failure), rec.as_ptr()) };
+        bug(rec, failure);
     }
 
     fn quarantine(&mut self, rec: Rec<'a>, update: Update, failure: &Failure) {
@@ -320,8 +326,7 @@ pub(crate) fn compare(
         let c_curr = crate::kside::env::c_select_addr(rec, false);
         d.targets = c_new != f.new || c_curr != f.curr;
         if let Some(unique) = f.unique {
-            // SAFETY: a live record, under ftrace_lock (type invariants).
-            let c = unsafe { bindings::ftrace_c_find_unique_ops(rec.as_ptr()) };
+            let c = crate::kside::env::c_unique_ops(rec);
             d.unique = c as usize as u64 != unique;
         }
     }
@@ -567,9 +572,7 @@ pub(crate) fn init_groups<A: Arch>(
                     STATS.failures.add(1, Relaxed);
                     explain(rec, &failure);
                     set_bug_type(lock, BugType::Init);
-                    // SAFETY: `rec` is a live record; ftrace_bug() prints it
-                    // and stops ftrace (ftrace_kill()).
-                    unsafe { bindings::rftrace_shim_bug(errno(&failure), rec.as_ptr()) };
+                    bug(rec, &failure);
                     break;
                 }
             }

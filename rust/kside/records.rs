@@ -47,7 +47,8 @@ use kernel::{
 use crate::{
     kside::env::{
         c_word,
-        word, //
+        word,
+        Module, //
     },
     kside::lock::FtraceLocked,
     rfcore::{
@@ -757,19 +758,20 @@ impl<'a> Groups<'a, Writer<'a>> {
 /// # Safety
 ///
 /// `head` and `tail` are `&ftrace_pages_start` and `&ftrace_pages` (whose
-/// writers hold `ftrace_lock`, which `_lock` proves), and `module` is the
+/// writers hold `ftrace_lock`, which `_lock` proves); `module` is the
 /// module going away.
 pub(crate) unsafe fn unlink_module(
     head: *mut *mut FtracePage,
     tail: *mut *mut FtracePage,
-    module: *mut bindings::module,
+    module: Module<'_>,
     _lock: &FtraceLocked,
 ) -> Taken {
     // SAFETY: the function's contract is the type invariants.
     let mut table = unsafe { Groups::owner(head, tail) };
     let out = pages::take_groups(&mut table, |ip| {
-        // SAFETY: reads the module's layout; the module is alive.
-        unsafe { bindings::rftrace_shim_within_module(module, c_word(ip)) }
+        // SAFETY: reads the module's layout; the module is alive (type
+        // invariants of `Module`).
+        unsafe { bindings::rftrace_shim_within_module(module.as_ptr(), c_word(ip)) }
     });
     if out.kept_first {
         kernel::pr_err!("record table: the first group belongs to a module; kept\n");

@@ -156,10 +156,8 @@ impl<'a> Links for KernelLinks<'a> {
 }
 
 /// What the registry knows of `ops` as it asks to join.
-fn joining(ops: Ops<'_>) -> Joining {
-    // SAFETY: reads the sysctl, written under ftrace_lock, which `ops`
-    // proves held.
-    let enabled = unsafe { ptr::addr_of!(bindings::ftrace_enabled).read() } != 0;
+fn joining(ops: Ops<'_>, lock: &FtraceLocked) -> Joining {
+    let enabled = ftrace_enabled(lock);
     // SAFETY: a pure address check.
     let core_data = unsafe { bindings::rftrace_shim_core_data(ops.as_ptr() as usize as _) };
     Joining {
@@ -183,7 +181,7 @@ fn ftrace_enabled(_lock: &FtraceLocked) -> bool {
 pub(crate) fn register(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error> {
     // The operations before this one have settled.
     crate::kside::pass::consistency(lock);
-    let flags = match registry::admit(joining(ops)) {
+    let flags = match registry::admit(joining(ops, lock)) {
         Ok(flags) => flags,
         Err(refusal) => {
             return Err(match refusal {
@@ -246,8 +244,7 @@ struct Starting<'a> {
 
 impl<'a> Joined<'a> {
     fn start(self) -> Starting<'a> {
-        // SAFETY: a counter of the C side, written under ftrace_lock.
-        unsafe { bindings::ftrace_c_start_up_add(1) };
+        start_up_add(1, self.lock);
         let flags = flags_of(self.ops);
         flags.store(
             flags.load(Relaxed) | ops_fl::ENABLED | ops_fl::ADDING,
@@ -274,8 +271,7 @@ impl Starting<'_> {
     /// cleared here too.
     fn roll_back(self) {
         let _ = unregister(self.ops, self.lock);
-        // SAFETY: the counter, under ftrace_lock.
-        unsafe { bindings::ftrace_c_start_up_add(-1) };
+        start_up_add(-1, self.lock);
         let flags = flags_of(self.ops);
         let now = flags.load(Relaxed) & !(ops_fl::ENABLED | ops_fl::ADDING);
         flags.store(now, Relaxed);
@@ -322,8 +318,7 @@ pub(crate) fn startup(ops: Ops<'_>, command: c_int, lock: &FtraceLocked) -> Resu
             // A reference count overflow, already logged: as 7.2's
             // FTRACE_WARN_ON(), warn and stop ftrace.
             kernel::warn_on!(true);
-            // SAFETY: stops every update; callable with ftrace_lock held.
-            unsafe { bindings::ftrace_kill() };
+            kill(lock);
         }
     }
     // SAFETY: under ftrace_lock; runs the update pass if there is
@@ -404,8 +399,7 @@ impl<'a> Leaving<'a> {
     /// No longer counted, its IPMODIFY claims and its users on its records
     /// released, not enabled. Also says whether a site must change.
     fn disable(self) -> (Stopped<'a>, bool) {
-        // SAFETY: the counter, under ftrace_lock.
-        unsafe { bindings::ftrace_c_start_up_add(-1) };
+        start_up_add(-1, self.lock);
         // SAFETY: read under ftrace_lock. 7.2 only warns on a negative
         // count: the shared callers may stay enabled, which is not fatal.
         kernel::warn_on!(unsafe { bindings::ftrace_c_start_up_count() } < 0);
@@ -416,8 +410,7 @@ impl<'a> Leaving<'a> {
             Err(()) => {
                 // An underflow, already logged: as 7.2's FTRACE_WARN_ON().
                 kernel::warn_on!(true);
-                // SAFETY: stops every update; callable under ftrace_lock.
-                unsafe { bindings::ftrace_kill() };
+                kill(self.lock);
                 false
             }
         };
@@ -439,9 +432,7 @@ impl<'a> Stopped<'a> {
     /// Runs the update pass with `command`, the ops marked as the one
     /// being removed for its duration.
     fn update_sites(&self, command: c_int) {
-        // SAFETY: under ftrace_lock; marks `ops` (live: `Ops`) as the
-        // removed ops and points its old hashes at its current ones.
-        unsafe { bindings::ftrace_c_removing(self.ops.as_ptr(), true) };
+        mark_removing(self.ops, true);
         // INVARIANT: marked.
         Removing {
             ops: self.ops,
@@ -471,8 +462,7 @@ impl Removing<'_> {
         // SAFETY: under ftrace_lock; the update pass.
         unsafe { bindings::ftrace_c_run_update_code(command) };
         sweep(self.lock);
-        // SAFETY: under ftrace_lock; clears what `update_sites()` set.
-        unsafe { bindings::ftrace_c_removing(self.ops.as_ptr(), false) };
+        mark_removing(self.ops, false);
     }
 }
 
@@ -496,8 +486,7 @@ fn sweep(lock: &FtraceLocked) {
             kernel::warn_on!(true);
             warned = true;
         }
-        // SAFETY: stops every update; callable under ftrace_lock.
-        unsafe { bindings::ftrace_kill() };
+        kill(lock);
         kernel::pr_warn!("  {:#x} flags:{:#x}\n", rec.ip(), rec.flags().raw());
     }
 }
@@ -539,6 +528,26 @@ pub(crate) fn shutdown(
     stopped.release(deferred);
     bump(&STATS.stopped, 1);
     Ok(())
+}
+
+/// Marks `ops` as the ops being removed (`removed_ops`) and points its old
+/// hashes at its current ones, or with `!on` clears that.
+fn mark_removing(ops: Ops<'_>, on: bool) {
+    // SAFETY: `ops` is live and ftrace_lock is held (type invariants of
+    // `Ops`).
+    unsafe { bindings::ftrace_c_removing(ops.as_ptr(), on) };
+}
+
+/// `ftrace_kill()`: stops every update until reboot.
+fn kill(_lock: &FtraceLocked) {
+    // SAFETY: sets the C side's flags; callable with ftrace_lock held.
+    unsafe { bindings::ftrace_kill() };
+}
+
+/// Adds `n` to the C side's start-up counter (`ftrace_start_up`).
+fn start_up_add(n: c_int, _lock: &FtraceLocked) {
+    // SAFETY: a counter of the C side, written under ftrace_lock.
+    unsafe { bindings::ftrace_c_start_up_add(n) };
 }
 
 fn disabled(_lock: &FtraceLocked) -> bool {
