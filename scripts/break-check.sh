@@ -69,6 +69,14 @@ for name in "${names[@]}"; do
 		line=$(grep -v '^#' "$res" 2>/dev/null | awk -v t="$t" '$1 ~ t"$"' | head -1)
 		[ -n "$line" ] && [ "$(echo "$line" | awk '{ print $2 }')" != PASS ] && caught=1
 		seen="selftest: ${line:-no result for $t}" ;;
+	ftracetest:*)
+		t=${BREAK_EXPECT#ftracetest:}
+		res=$BUILD/break-$atag$name.results
+		"$top/scripts/ftracetest.sh" "$BREAK_VARIANT" --only "$t" --jobs 1 \
+			--test-timeout "$t=${BREAK_TIMEOUT:-600}" --out "$res" >/dev/null 2>&1
+		line=$(grep -v '^#' "$res" 2>/dev/null | awk -v t="$t" '$1 == t' | head -1)
+		[ -n "$line" ] && [ "$(echo "$line" | awk '{ print $2 }')" != PASS ] && caught=1
+		seen="ftracetest: ${line:-no result for $t}" ;;
 	*) die "break $name: unknown expectation $BREAK_EXPECT" ;;
 	esac
 	if [ $caught = 1 ]; then

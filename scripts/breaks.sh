@@ -10,13 +10,15 @@
 #   BREAK_VARIANT  the kernel variant it is built as
 #   BREAK_EXPECT   kunit:TEST (that KUnit case fails), kunit-warning (the
 #                  KUnit boot logs a kernel warning) or selftest:FILE.tc
-#                  (that file of selftests/rftrace fails)
+#                  (that file of selftests/rftrace fails) or
+#                  ftracetest:FILE (that upstream ftracetest file does not
+#                  pass within BREAK_TIMEOUT seconds, default 600)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit"
 
 break_def() { # NAME
-	BREAK_ARCH=
+	BREAK_ARCH= BREAK_TIMEOUT=
 	case $1 in
 	compare-blind)
 		BREAK_WHAT="the shadow comparator never sees a difference"
@@ -85,6 +87,14 @@ break_def() { # NAME
 		BREAK_ARCH=arm64
 		BREAK_VARIANT=stock
 		BREAK_EXPECT=selftest:call-ops-survivor.tc ;;
+	x86-callback-jmp-bit)
+		BREAK_WHAT="x86 encodes a trampoline's callback with the JMP-bit rule again (patch 0005 undone; -Os stock kernel, where callbacks start at odd addresses)"
+		BREAK_FILE=/arch/x86/kernel/ftrace.c
+		BREAK_PERL='s/return text_gen_insn\(CALL_INSN_OPCODE, \(void \*\)ip, \(void \*\)func\);/return ftrace_call_replace(ip, func);/'
+		BREAK_ARCH=x86_64
+		BREAK_VARIANT=stock-os
+		BREAK_TIMEOUT=600
+		BREAK_EXPECT=ftracetest:direct/ftrace-direct.tc ;;
 	init-writes-nothing)
 		BREAK_WHAT="the boot and module-load conversion checks each site but never writes the NOP (the compiler's call stays)"
 		BREAK_FILE=rust/kside/pass.rs
