@@ -464,6 +464,30 @@ fn literal_aligned(image: &Image<'_>, entry: Loc) -> Result<(), String> {
 /// arm64 with `CALL_OPS`: the entry is the literal, 8-byte aligned; the
 /// function symbol follows it; the literal, the `MOV X9, LR` slot and the
 /// `BL` slot hold NOPs.
+/// The function symbol a CALL_OPS site (arm64, riscv64) must have 8 bytes
+/// after its list entry, at `at_func`; `ip` names the site in the report.
+fn func_at_entry_plus_8(
+    image: &Image<'_>,
+    ip: Loc,
+    at_func: Loc,
+) -> Result<(), (Severity, Loc, String)> {
+    match image.func_at(ip) {
+        Some(f) if f.loc == at_func => Ok(()),
+        other => Err(fatal(
+            ip,
+            format!(
+                "expected a function symbol at the entry + 8 ({}), found {}",
+                image.show(at_func),
+                other.map_or("none".to_string(), |f| format!(
+                    "{} at {}",
+                    f.name,
+                    image.show(f.loc)
+                ))
+            ),
+        )),
+    }
+}
+
 fn check_arm64(image: &Image<'_>, entry: Loc) -> Checked {
     if let Err(what) = literal_aligned(image, entry) {
         return Err((Severity::Refused, entry, what));
@@ -508,23 +532,7 @@ fn check_arm64(image: &Image<'_>, entry: Loc) -> Checked {
     }
     let rel = |addr: u64| entry.plus(addr.wrapping_sub(base));
     let ip = rel(site.ip()).ok_or_else(|| fatal(entry, "wraps".to_string()))?;
-    match image.func_at(ip) {
-        Some(f) if f.loc == at_func => {}
-        other => {
-            return Err(fatal(
-                ip,
-                format!(
-                    "expected a function symbol at the entry + 8 ({}), found {}",
-                    image.show(at_func),
-                    other.map_or("none".to_string(), |f| format!(
-                        "{} at {}",
-                        f.name,
-                        image.show(f.loc)
-                    ))
-                ),
-            ))
-        }
-    }
+    func_at_entry_plus_8(image, ip, at_func)?;
     // The words the kernel checks before it writes, and the literal, which
     // the compiler fills with NOPs.
     let init = arm64::plan_init(site.ip(), site.bti())
@@ -574,23 +582,7 @@ fn check_riscv(image: &Image<'_>, entry: Loc) -> Checked {
             "the kernel computes another patch site".to_string(),
         ));
     }
-    match image.func_at(ip) {
-        Some(f) if f.loc == at_func => {}
-        other => {
-            return Err(fatal(
-                ip,
-                format!(
-                    "expected a function symbol at the entry + 8 ({}), found {}",
-                    image.show(at_func),
-                    other.map_or("none".to_string(), |f| format!(
-                        "{} at {}",
-                        f.name,
-                        image.show(f.loc)
-                    ))
-                ),
-            ))
-        }
-    }
+    func_at_entry_plus_8(image, ip, at_func)?;
     let Some(found) = image.bytes(entry, riscv::SITE_SIZE) else {
         return Err(fatal(entry, "the site runs past its section".to_string()));
     };
