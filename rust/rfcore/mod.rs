@@ -17,6 +17,7 @@ pub mod arm64;
 pub mod consistency;
 pub mod filter;
 pub mod flags;
+pub mod ipmodify;
 pub mod pages;
 pub mod record;
 pub mod registry;

@@ -16,6 +16,7 @@
 //!   exhaustively for one ops and two sub-ops, randomly for three.
 //! - [`registry`]: the registry's admission, shared-caller choice and
 //!   accounting walk against a model of the documented rules.
+//! - [`ipmodify`]: the IPMODIFY claims against a model of 7.2's walk.
 //! - [`pages`]: the record table's group sizes, bisection and removal.
 //! - [`sim`]: accounting, decisions and patching driven through a simulated
 //!   kernel (ops of every kind, filters, modules), against [`sim_model`].
@@ -25,6 +26,7 @@ mod arm64;
 mod consistency;
 mod filter;
 mod golden;
+mod ipmodify;
 mod model;
 mod pages;
 mod record;
