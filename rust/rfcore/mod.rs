@@ -21,6 +21,7 @@ pub mod ipmodify;
 pub mod pages;
 pub mod record;
 pub mod registry;
+pub mod riscv64;
 pub mod select;
 pub mod table;
 pub mod update;

@@ -31,6 +31,7 @@ mod model;
 mod pages;
 mod record;
 mod registry;
+mod riscv64;
 mod select;
 mod sim;
 mod sim_model;
