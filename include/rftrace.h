@@ -125,6 +125,17 @@ int rftrace_unregister_ops(struct ftrace_ops *ops);
 void rftrace_update_function(void);
 int rftrace_account_walk(struct ftrace_ops *ops, bool inc);
 /*
+ * __ftrace_hash_update_ipmodify(): @ops (started, IPMODIFY or direct)
+ * moves from the functions of @old_hash to those of @new_hash (NULL:
+ * every function); @retarget: only its direct target changes.  Claims
+ * and releases FTRACE_FL_IPMODIFY on the records, asks a direct ops'
+ * ops_func where it meets a claim; 0 or 7.2's errno, nothing written
+ * when refused.
+ */
+int rftrace_ipmodify_update(struct ftrace_ops *ops,
+			    struct ftrace_hash *old_hash,
+			    struct ftrace_hash *new_hash, bool retarget);
+/*
  * ftrace_startup(): @ops joins the list, is enabled and accounted on its
  * records, then the update pass runs with @command (FTRACE_UPDATE_CALLS
  * added if a site changes); 0 or 7.2's errno, with the ops back where it
@@ -294,24 +305,21 @@ void ftrace_c_set_trace_function(struct ftrace_ops *op, unsigned int callee);
 unsigned int ftrace_c_trace_function(struct ftrace_ops **op);
 /*
  * The steps of ftrace_startup() that stay C: ftrace_disabled, the
- * start-up counter, the IPMODIFY check of the ops' functions (0 or
- * -EBUSY/-EINVAL), freeing a refused dynamic ops' trampoline, and the
+ * start-up counter, freeing a refused dynamic ops' trampoline, and the
  * update pass with the trace-function check (ftrace_startup_enable()).
  */
 bool ftrace_c_disabled(void);
 void ftrace_c_start_up_add(int n);
-int ftrace_c_ipmodify_enable(struct ftrace_ops *ops);
 void ftrace_c_trampoline_free(struct ftrace_ops *ops);
 void ftrace_c_startup_enable(int command);
 /*
  * The steps of __ftrace_shutdown() that stay C: the start-up counter's
- * value, releasing the ops' IPMODIFY claims, whether the shared callers'
+ * value, whether the shared callers'
  * function changed since the last update (and noting that it has been
  * seen), marking @ops as the one being removed (@on) or no longer, the
  * update pass, and releasing a dynamic ops (see rftrace_shutdown()).
  */
 int ftrace_c_start_up_count(void);
-void ftrace_c_ipmodify_disable(struct ftrace_ops *ops);
 bool ftrace_c_trace_func_changed(void);
 void ftrace_c_removing(struct ftrace_ops *ops, bool on);
 void ftrace_c_run_update_code(int command);

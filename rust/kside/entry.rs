@@ -42,7 +42,11 @@ use crate::{
         Ops,
         Rec, //
     },
-    kside::hash,
+    kside::hash::{
+        self,
+        KHash, //
+    },
+    kside::ipmodify,
     kside::lock::FtraceLocked,
     kside::records::{
         self,
@@ -538,6 +542,30 @@ pub(crate) unsafe extern "C" fn rftrace_account_walk(
     }
 }
 
+/// `__ftrace_hash_update_ipmodify()`: 0 or 7.2's errno.
+///
+/// # Safety
+///
+/// `ops` is a live, initialised ops, `old` and `new` are null or hashes
+/// nobody changes while the caller holds `ftrace_lock`, which it does.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_ipmodify_update(
+    ops: *mut bindings::ftrace_ops,
+    old: *mut bindings::ftrace_hash,
+    new: *mut bindings::ftrace_hash,
+    retarget: bool,
+) -> c_int {
+    // SAFETY: the same contract.
+    unsafe {
+        with_ops(ops, einval(), |ops, lock| {
+            let old = KHash::from_c(old, lock);
+            let new = KHash::from_c(new, lock);
+            ipmodify::update(ops, old.as_ref(), new.as_ref(), retarget, lock)
+                .map_or_else(|e| e.to_errno(), |()| 0)
+        })
+    }
+}
+
 /// `ftrace_startup()`: 0 or 7.2's errno.
 ///
 /// # Safety
@@ -793,6 +821,7 @@ same_signature!(
     rftrace_unregister_ops,
     rftrace_update_function,
     rftrace_account_walk,
+    rftrace_ipmodify_update,
     rftrace_startup,
     rftrace_shutdown,
 );

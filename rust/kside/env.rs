@@ -261,6 +261,25 @@ impl<'a> Ops<'a> {
     pub(crate) fn as_ptr(self) -> *mut bindings::ftrace_ops {
         self.ptr.as_ptr()
     }
+
+    /// Asks a direct ops whether it may share the function at `ip` with
+    /// an IPMODIFY ops (its `ops_func`, `FTRACE_OPS_CMD_ENABLE_SHARE_IPMODIFY_SELF`):
+    /// 0 or an errno, or `None` if it has no `ops_func`.
+    pub(crate) fn share_ipmodify_self(self, ip: u64) -> Option<c_int> {
+        let ops = self.ptr.as_ptr();
+        // SAFETY: by the type invariants the ops is live and its fields are
+        // not changed while ftrace_lock is held.
+        let ask = unsafe { (*ops).ops_func }?;
+        // SAFETY: an ops' own callback, called on that ops under
+        // ftrace_lock as the kernel does.
+        Some(unsafe {
+            ask(
+                ops,
+                c_word(ip),
+                bindings::ftrace_ops_cmd_FTRACE_OPS_CMD_ENABLE_SHARE_IPMODIFY_SELF,
+            )
+        })
+    }
 }
 
 /// The questions the accounting asks about the other ops on a record,

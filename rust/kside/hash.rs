@@ -74,6 +74,26 @@ impl<'a> KHash<'a> {
         }
     }
 
+    /// A hash C handed over, `None` for null (which the caller means as
+    /// every function, not as the empty set).
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is null or a live hash that nobody changes while `lock` is
+    /// held (an ops' hash, `EMPTY_HASH`, or one the caller owns).
+    pub(crate) unsafe fn from_c(
+        ptr: *mut bindings::ftrace_hash,
+        lock: &'a FtraceLocked,
+    ) -> Option<Self> {
+        let _ = lock;
+        // INVARIANT: the caller's contract; not ours to free.
+        (!ptr.is_null()).then_some(KHash {
+            ptr,
+            owned: false,
+            _lock: PhantomData,
+        })
+    }
+
     /// A hash made for this value: null, or just allocated.
     fn new_owned(ptr: *mut bindings::ftrace_hash) -> Self {
         // INVARIANT: the callers pass a hash nobody else has.

@@ -46,6 +46,7 @@ use crate::{
         Rec, //
     },
     kside::hash::KHash,
+    kside::ipmodify,
     kside::lock::FtraceLocked,
     kside::pass::KernelRecords,
     rfcore::filter::FnSet,
@@ -109,6 +110,11 @@ fn flags_of(ops: Ops<'_>) -> &Atomic<u64> {
     // SAFETY: as in `next()`; `unsigned long` is a `u64` on the 64-bit
     // arches this core builds for.
     unsafe { Atomic::from_ptr(ptr::addr_of_mut!((*ops.as_ptr()).flags).cast::<u64>()) }
+}
+
+/// The flags word of `ops`.
+pub(crate) fn ops_flags(ops: Ops<'_>) -> u64 {
+    flags_of(ops).load(Relaxed)
 }
 
 /// The kernel's ops list as [`Links`]: `ftrace_ops_list` and the ops'
@@ -302,13 +308,9 @@ pub(crate) fn startup(ops: Ops<'_>, command: c_int, lock: &FtraceLocked) -> Resu
     register(ops, lock)?;
     // INVARIANT: on the list, and `register()` refused an enabled ops.
     let starting = Joined { ops, lock }.start();
-    // SAFETY: under ftrace_lock; the check reads the ops' hashes and sets
-    // or clears IPMODIFY on the records they cover, undoing its own
-    // changes when it refuses.
-    let ret = unsafe { bindings::ftrace_c_ipmodify_enable(ops.as_ptr()) };
-    if ret < 0 {
+    if let Err(e) = ipmodify::enable(ops, lock) {
         starting.roll_back();
-        return Err(Error::from_errno(ret));
+        return Err(e);
     }
     let mut command = command;
     match account_walk(ops, true, lock) {
@@ -403,8 +405,7 @@ impl<'a> Leaving<'a> {
         // SAFETY: read under ftrace_lock. 7.2 only warns on a negative
         // count: the shared callers may stay enabled, which is not fatal.
         kernel::warn_on!(unsafe { bindings::ftrace_c_start_up_count() } < 0);
-        // SAFETY: under ftrace_lock; releasing never fails.
-        unsafe { bindings::ftrace_c_ipmodify_disable(self.ops.as_ptr()) };
+        ipmodify::disable(self.ops, self.lock);
         let update = match account_walk(self.ops, false, self.lock) {
             Ok(update) => update,
             Err(()) => {
@@ -539,7 +540,7 @@ fn mark_removing(ops: Ops<'_>, on: bool) {
 }
 
 /// `ftrace_kill()`: stops every update until reboot.
-fn kill(_lock: &FtraceLocked) {
+pub(crate) fn kill(_lock: &FtraceLocked) {
     // SAFETY: sets the C side's flags; callable with ftrace_lock held.
     unsafe { bindings::ftrace_kill() };
 }

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! IPMODIFY claims on the kernel's records (`__ftrace_hash_update_ipmodify()`
+//! and its three callers of Linux 7.2: an ops starting, stopping, or
+//! changing its filter; and a direct ops changing its target), decided by
+//! [`crate::rfcore::ipmodify`]: the records are walked once to check and,
+//! for an IPMODIFY ops that may claim, once more to write the claims. A
+//! refused change has written nothing.
+//!
+//! No `unsafe` here: records, ops and hashes come as handles that borrow
+//! the `ftrace_lock` proof.
+
+use kernel::error::{
+    code::{
+        EBUSY,
+        EINVAL, //
+    },
+    Error, Result,
+};
+
+use crate::{
+    kside::env::Ops,
+    kside::hash::KHash,
+    kside::lock::FtraceLocked,
+    kside::pass::KernelRecords,
+    kside::registry,
+    rfcore::filter::FnSet,
+    rfcore::ipmodify::{
+        apply,
+        claimant,
+        step,
+        Claimant,
+        Plan,
+        Site,
+        Skip,
+        Step, //
+    },
+    rfcore::update::Records,
+};
+
+/// One side of a change: `None` is every function (an empty filter).
+type Side<'h, 'a> = Option<&'h KHash<'a>>;
+
+/// The filter hash of `ops` as a side: an empty one is every function.
+fn filter_side<'h, 'a>(filter: &'h KHash<'a>) -> Side<'h, 'a> {
+    (filter.count() != 0).then_some(filter)
+}
+
+/// `ops` moves from the functions of `old` to those of `new` (`retarget`:
+/// only its direct target changes): claims and releases, or the errno of
+/// 7.2 (`-EINVAL` for every function, `-EBUSY` for a claimed record, or
+/// what a direct ops' `ops_func` answers).
+pub(crate) fn update(
+    ops: Ops<'_>,
+    old: Side<'_, '_>,
+    new: Side<'_, '_>,
+    retarget: bool,
+    lock: &FtraceLocked,
+) -> Result {
+    let flags = registry::ops_flags(ops);
+    let who = match claimant(flags, old.is_none(), new.is_none(), retarget) {
+        Ok(who) => who,
+        Err(Skip::Nothing) => return Ok(()),
+        Err(Skip::Both) => {
+            kernel::warn_on!(true);
+            return Ok(());
+        }
+        Err(Skip::EveryFunction) => return Err(EINVAL),
+    };
+    let (Some(old), Some(new)) = (old, new) else {
+        return Err(EINVAL);
+    };
+    walk(who, Plan::Check, ops, old, new, lock)?;
+    if who == Claimant::IpModify {
+        walk(who, Plan::Write, ops, old, new, lock)?;
+    }
+    Ok(())
+}
+
+/// `ftrace_hash_ipmodify_enable()`: `ops` starts, from no function to its
+/// filter.
+pub(crate) fn enable(ops: Ops<'_>, lock: &FtraceLocked) -> Result {
+    let filter = KHash::of_ops(ops, false);
+    let none = KHash::empty()?;
+    update(ops, Some(&none), filter_side(&filter), false, lock)
+}
+
+/// `ftrace_hash_ipmodify_disable()`: `ops` stops, from its filter to no
+/// function. As in 7.2 this cannot fail: a refusal (an ops of every
+/// function never claimed anything) is ignored.
+pub(crate) fn disable(ops: Ops<'_>, lock: &FtraceLocked) {
+    let filter = KHash::of_ops(ops, false);
+    if let Ok(none) = KHash::empty() {
+        let _ = update(ops, filter_side(&filter), Some(&none), false, lock);
+    }
+}
+
+/// One walk over the table in `plan`.
+fn walk(
+    who: Claimant,
+    plan: Plan,
+    ops: Ops<'_>,
+    old: &KHash<'_>,
+    new: &KHash<'_>,
+    lock: &FtraceLocked,
+) -> Result {
+    let mut recs = KernelRecords::new(lock);
+    let mut at = recs.first();
+    while let Some(cursor) = at {
+        let rec = recs.record(cursor);
+        at = recs.next(cursor);
+        let ip = rec.ip();
+        let site = Site {
+            flags: rec.flags(),
+            in_old: old.contains(ip),
+            in_new: new.contains(ip),
+        };
+        match step(who, plan, site) {
+            Step::Pass => {}
+            Step::Conflict => return Err(EBUSY),
+            s @ (Step::Claim | Step::Release) => rec.set_flags(apply(site.flags, s)),
+            Step::AskShare { warn } => {
+                // 7.2's FTRACE_WARN_ON(): the records disagree with the
+                // ops; warn, stop ftrace, and still ask.
+                if warn {
+                    kernel::warn_on!(true);
+                    registry::kill(lock);
+                }
+                match ops.share_ipmodify_self(ip) {
+                    None => return Err(EBUSY),
+                    Some(0) => {}
+                    Some(ret) => return Err(Error::from_errno(ret)),
+                }
+            }
+        }
+    }
+    Ok(())
+}
