@@ -70,7 +70,7 @@ def boot_numbers(text):
     if m and int(m.group(1)):
         nums["boot_update_ns"] = int(m.group(1))
     # The whole boot table: groups built, records made, sites converted
-    # (ftrace_process_locs() in ftrace_init(), patch 0020); the table
+    # (ftrace_process_locs() in ftrace_init(), patch 0021); the table
     # build alone is the whole minus the conversion (the update time).
     m = re.search(r"boot records built and converted in (\d+) ns", text)
     if m and int(m.group(1)):

@@ -63,7 +63,7 @@ break_def() { # NAME
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:ipmodify-claims.tc ;;
 	ipmodify-no-filter-oops)
-		BREAK_WHAT="patch 0023 undone: registering an IPMODIFY ops without a filter dereferences NULL, as in 7.2"
+		BREAK_WHAT="patch 0008 undone: registering an IPMODIFY ops without a filter dereferences NULL, as in 7.2"
 		BREAK_FILE=/kernel/trace/ftrace.c
 		BREAK_PERL='s/\thash = ops->func_hash \? ops->func_hash->filter_hash : NULL;\n\tsize = ftrace_hash_empty\(hash\) \? 0 : 1 << hash->size_bits;\n(\tfor \(i = 0; i < size; i\+\+\) \{\n\t\thlist_for_each_entry\(entry, &hash->buckets\[i\], hlist\) \{\n\t\t\tunsigned long ip = entry->ip;\n\t\t\tbool found_op = false;\n\n\t\t\tmutex_lock\(&ftrace_lock\);\n(?:.*\n){10}\t\t\tif \(found_op\) \{)/\thash = ops->func_hash->filter_hash;\n\tsize = 1 << hash->size_bits;\n$1/'
 		BREAK_VARIANT=shadow
