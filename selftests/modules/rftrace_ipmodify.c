@@ -132,7 +132,8 @@ static int start(struct ipm_ops *o)
 {
 	int ret = register_ftrace_function(&o->ops);
 
-	o->registered = !ret;
+	if (!ret)
+		o->registered = true;
 	return ret;
 }
 
