@@ -5,8 +5,9 @@
 # the kernel source.  Idempotent: a second run only checks what is there.
 #
 # The machine's apt configuration is never edited: the extra suites
-# (bookworm-backports for QEMU 10, unstable for linux-source-7.2) live in a
-# private sources list under build/apt and are passed to apt with -o options.
+# (bookworm-backports for QEMU 10, unstable for linux-source-7.2 and the
+# riscv64 guest's programs) live in a private sources list under build/apt
+# and are passed to apt with -o options.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -57,8 +58,10 @@ pkgs=(build-essential flex bison bc cpio kmod libelf-dev libssl-dev
       libclang1-19 libclang-19-dev llvm-19 ccache python3 rsync
       busybox-static gawk binutils util-linux procps file xz-utils
       gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
-      binutils-riscv64-linux-gnu)
-bp_pkgs=(qemu-system-x86 qemu-system-arm)
+      binutils-riscv64-linux-gnu gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
+      clang-19 lld-19)
+# qemu-system-riscv brings OpenSBI 1.5 (backports), the firmware of -M virt.
+bp_pkgs=(qemu-system-x86 qemu-system-arm qemu-system-riscv)
 
 missing=()
 for p in "${pkgs[@]}" "${bp_pkgs[@]}"; do
@@ -134,9 +137,12 @@ else
 	echo "kernel source: $SRC (not Debian's package: RFT_SRC)"
 fi
 
-# arm64 guests (RFT_ARCH=arm64) run Debian's arm64 programs, fetched and
-# unpacked under build/ through a private apt configuration.
-if [ "$RFT_ARCH" = arm64 ]; then
-	"$top/scripts/arm64-userspace.sh"
-	qemu-system-aarch64 --version | head -1
-fi
+# arm64 guests (RFT_ARCH=arm64) run Debian's arm64 programs, riscv64 guests
+# (RFT_ARCH=riscv64) those of Debian unstable, fetched and unpacked under
+# build/ through a private apt configuration.
+case $RFT_ARCH in
+arm64)	"$top/scripts/arm64-userspace.sh"
+	qemu-system-aarch64 --version | head -1 ;;
+riscv64) "$top/scripts/riscv64-userspace.sh"
+	qemu-system-riscv64 --version | head -1 ;;
+esac
