@@ -5,7 +5,8 @@
 #
 # Configure and build one kernel out of tree in build/out-ARCH-VARIANT
 # (ARCH: the second argument, else $RFT_ARCH, else x86_64; arm64 is
-# cross-built with aarch64-linux-gnu-gcc):
+# cross-built with aarch64-linux-gnu-gcc, riscv64 with clang-19 and the
+# LLVM 19 tools, LLVM=-19):
 #   stock   CONFIG_FTRACE_RUST_CORE=n (the kernel's own C dynamic ftrace)
 #   rust    CONFIG_FTRACE_RUST_CORE=y
 #   shadow  CONFIG_FTRACE_RUST_CORE=y and CONFIG_FTRACE_RUST_CORE_SHADOW=y
@@ -24,7 +25,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
 . "$top/scripts/config-fragment.sh"
 
-variant=${1:?usage: build-kernel.sh stock|rust|shadow [x86_64|arm64]}
+variant=${1:?usage: build-kernel.sh stock|rust|shadow [x86_64|arm64|riscv64]}
 arch=${2:-$RFT_ARCH}
 arch_vars "$arch"
 out=$BUILD/out-$arch-$variant
@@ -34,7 +35,7 @@ jobs=${JOBS:-$(nproc)}
 
 image=$KIMAGE
 
-mk=(make -C "$SRC" O="$out" ARCH="$KARCH" LLVM= CC="ccache ${CROSS}gcc"
+mk=(make -C "$SRC" O="$out" ARCH="$KARCH" LLVM="$KLLVM" CC="ccache $KCC"
     -j"$jobs" LIBCLANG_PATH="$LIBCLANG_PATH")
 [ -n "$CROSS" ] && mk+=(CROSS_COMPILE="$CROSS")
 # -gcov variants: coverage of kernel/trace/ftrace.o alone (the name also

@@ -13,21 +13,29 @@ export CCACHE_MAXSIZE=5G
 step() { printf '==> [%(%H:%M:%S)T] %s\n' -1 "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# Target architecture: RFT_ARCH (x86_64 by default, or arm64).  Every
-# script that builds, packs or boots takes it from the environment.
+# Target architecture: RFT_ARCH (x86_64 by default, arm64 or riscv64).
+# Every script that builds, packs or boots takes it from the environment.
 RFT_ARCH=${RFT_ARCH:-x86_64}
 export RFT_ARCH
 
 # arch_vars ARCH: the per-architecture facts, as KARCH (the kernel's ARCH=),
 # KIMAGE (boot image in the build directory), CROSS (CROSS_COMPILE prefix,
-# empty for a native build), QEMU (system emulator) and CONSOLE (the
-# guest's serial console).
+# empty for a native build; also the guest's library triplet), KLLVM (the
+# kernel's LLVM=: empty for GCC, -19 for clang-19 and the LLVM 19 tools),
+# KCC (the compiler, without ccache), QEMU (system emulator) and CONSOLE
+# (the guest's serial console).  riscv64 is built with clang: 7.2 allows
+# Rust on riscv only with CC_IS_CLANG.
 arch_vars() {
 	case $1 in
 	x86_64)	KARCH=x86 KIMAGE=arch/x86/boot/bzImage CROSS=
+		KLLVM='' KCC=gcc
 		QEMU=qemu-system-x86_64 CONSOLE=ttyS0 ;;
 	arm64)	KARCH=arm64 KIMAGE=arch/arm64/boot/Image CROSS=aarch64-linux-gnu-
+		KLLVM='' KCC=${CROSS}gcc
 		QEMU=qemu-system-aarch64 CONSOLE=ttyAMA0 ;;
-	*) die "unsupported arch '$1' (RFT_ARCH: x86_64 or arm64)" ;;
+	riscv64) KARCH=riscv KIMAGE=arch/riscv/boot/Image CROSS=riscv64-linux-gnu-
+		KLLVM=-19 KCC=clang-19
+		QEMU=qemu-system-riscv64 CONSOLE=ttyS0 ;;
+	*) die "unsupported arch '$1' (RFT_ARCH: x86_64, arm64 or riscv64)" ;;
 	esac
 }
