@@ -26,7 +26,7 @@
 #                      RFT_SELFTESTS=DIR packs and runs another directory)
 #   --estimates FILE   results file whose durations balance the guests
 #                      (default: selftests/expected/ARCH-stock.results)
-# The architecture is RFT_ARCH (x86_64 by default, or arm64).
+# The architecture is RFT_ARCH (x86_64 by default, arm64 or riscv64).
 # Examples (the stock baselines):
 #   scripts/ftracetest.sh stock --out selftests/expected/x86_64-stock.results
 #   RFT_ARCH=arm64 scripts/ftracetest.sh stock --jobs 1 \

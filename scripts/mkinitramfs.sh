@@ -5,8 +5,9 @@
 #
 # Pack build/out-ARCH-VARIANT/initramfs.cpio.gz for the test guest:
 # busybox, bash, gawk and the few host tools ftracetest needs (with their
-# shared libraries; for arm64 (ARCH, else $RFT_ARCH) the same programs from
-# Debian's arm64 packages, see scripts/arm64-userspace.sh), the kernel
+# shared libraries; for arm64 and riscv64 (ARCH, else $RFT_ARCH) the same
+# programs from Debian's packages of that architecture, see
+# scripts/arm64-userspace.sh and scripts/riscv64-userspace.sh), the kernel
 # modules of that build, the ftracetest
 # suite of the kernel tree (in /rftrace/ftrace), the project's selftests/
 # (in /rftrace/selftests) and scripts/guest/init as /init.
@@ -16,7 +17,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
 
-variant=${1:?usage: mkinitramfs.sh stock|rust|shadow [x86_64|arm64]}
+variant=${1:?usage: mkinitramfs.sh stock|rust|shadow [x86_64|arm64|riscv64]}
 arch=${2:-$RFT_ARCH}
 arch_vars "$arch"
 out=$BUILD/out-$arch-$variant
@@ -171,7 +172,8 @@ if [ -z "$CROSS" ] && command -v gcc >/dev/null; then
 	gcc -O2 -static -o "$out/ftracetest-poll" "$ftsrc/poll.c" 2>/dev/null ||
 		gcc -O2 -o "$out/ftracetest-poll" "$ftsrc/poll.c"
 elif [ -n "$CROSS" ]; then
-	# needs the cross C library (libc6-dev-arm64-cross, scripts/setup.sh)
+	# needs the cross C library (libc6-dev-arm64-cross or
+	# libc6-dev-riscv64-cross, scripts/setup.sh)
 	rm -f "$out/ftracetest-poll"
 	"${CROSS}gcc" -O2 -static -o "$out/ftracetest-poll" "$ftsrc/poll.c" 2>/dev/null ||
 		echo "mkinitramfs: cannot build poll.c with ${CROSS}gcc -static;" \

@@ -12,11 +12,15 @@
 #   scripts/run-guest.sh rust demo
 #   scripts/run-guest.sh stock shell          (quit with C-a x or poweroff -f)
 #   RFT_ARCH=arm64 scripts/run-guest.sh stock demo
+#   RFT_ARCH=riscv64 scripts/run-guest.sh stock ftracetest rft.only=ftrace
 # With RFT_ARCH=arm64 it boots build/out-arm64-VARIANT/arch/arm64/boot/Image
-# on qemu-system-aarch64 -M virt -cpu max (same TCG mode, console ttyAMA0).
+# on qemu-system-aarch64 -M virt -cpu max (same TCG mode, console ttyAMA0);
+# with RFT_ARCH=riscv64 build/out-riscv64-VARIANT/arch/riscv/boot/Image on
+# qemu-system-riscv64 -M virt -cpu max, started by QEMU's OpenSBI
+# (-bios default; console ttyS0).
 #
 # The console is copied to a log (default build/guest-VARIANT-MODE.log,
-# build/guest-arm64-VARIANT-MODE.log for arm64).
+# build/guest-ARCH-VARIANT-MODE.log for arm64 and riscv64).
 # Exit status: the rc of the guest's final "@@RFT DONE" marker, 124 on
 # timeout, 3 if the guest stopped without reaching that marker.
 #
@@ -29,7 +33,7 @@
 #   RFT_SMP, RFT_MEM       vCPUs (2) and memory (2G)
 #   RFT_QEMU_ARGS          more QEMU arguments (word-split)
 #   RFT_CMDLINE            replaces the default kernel parameters
-#   RFT_ARCH               x86_64 (default) or arm64
+#   RFT_ARCH               x86_64 (default), arm64 or riscv64
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,8 +73,13 @@ cmdline=${RFT_CMDLINE:-"console=$CONSOLE loglevel=5 panic=-1 oops=panic"}
 cmdline="$cmdline rft.mode=$mode $*"
 
 qemu=("$QEMU")
+case $arch in
 # arm64: QEMU's generic "virt" board (PL011 UART, GIC, PSCI, device tree)
-[ "$arch" = arm64 ] && qemu+=(-M virt)
+arm64)	qemu+=(-M virt) ;;
+# riscv64: the "virt" board (16550 UART, PLIC, device tree), the kernel
+# started in S-mode by the OpenSBI firmware that comes with QEMU
+riscv64) qemu+=(-M virt -bios default) ;;
+esac
 qemu+=(-accel tcg,thread=single -cpu max
       -smp "${RFT_SMP:-2}" -m "${RFT_MEM:-2G}" -nographic -no-reboot -nic none
       -kernel "$kernel" -initrd "$initrd" -append "$cmdline"
