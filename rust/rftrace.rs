@@ -91,6 +91,8 @@ struct Stats {
     started: Atomic<u64>,
     stopped: Atomic<u64>,
     quarantined: Atomic<u64>,
+    ipmodify_walks: Atomic<u64>,
+    ipmodify_retargets: Atomic<u64>,
 }
 
 static STATS: Stats = Stats {
@@ -129,6 +131,8 @@ static STATS: Stats = Stats {
     started: Atomic::new(0),
     stopped: Atomic::new(0),
     quarantined: Atomic::new(0),
+    ipmodify_walks: Atomic::new(0),
+    ipmodify_retargets: Atomic::new(0),
 };
 
 /// Counts one walk of the kernel's ops list (`ops_list_walks`).
@@ -189,6 +193,11 @@ impl Stats {
             33 => (b"registry_started\0", r(&self.started)),
             34 => (b"registry_stopped\0", r(&self.stopped)),
             35 => (b"sites_quarantined\0", r(&self.quarantined)),
+            36 => (b"registry_ipmodify_walks\0", r(&self.ipmodify_walks)),
+            37 => (
+                b"registry_ipmodify_retargets\0",
+                r(&self.ipmodify_retargets),
+            ),
             _ => return None,
         })
     }

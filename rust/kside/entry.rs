@@ -17,6 +17,7 @@
 //! handle.
 
 use kernel::{
+    alloc::KVVec,
     bindings,
     error::code::EINVAL,
     ffi::{
@@ -36,6 +37,7 @@ use kernel::{
 use crate::{
     bump,
     kside::env::{
+        self,
         c_word,
         word,
         Module,
@@ -47,7 +49,10 @@ use crate::{
         KHash, //
     },
     kside::ipmodify,
-    kside::lock::FtraceLocked,
+    kside::lock::{
+        FtraceLockGuard,
+        FtraceLocked, //
+    },
     kside::records::{
         self,
         from_c,
@@ -544,10 +549,17 @@ pub(crate) unsafe extern "C" fn rftrace_account_walk(
 
 /// `__ftrace_hash_update_ipmodify()`: 0 or 7.2's errno.
 ///
+/// Its callers in 7.2 hold `ftrace_lock`, except the two direct-call
+/// paths that change a direct ops' target (`retarget`), which hold
+/// `direct_mutex` only: for those the walk takes `ftrace_lock` itself and
+/// the direct ops is asked about shared functions after dropping it, as
+/// 7.2 asks it without the lock.
+///
 /// # Safety
 ///
 /// `ops` is a live, initialised ops, `old` and `new` are null or hashes
-/// nobody changes while the caller holds `ftrace_lock`, which it does.
+/// nobody changes during the call; the caller holds `ftrace_lock`, or,
+/// with `retarget`, `direct_mutex` and not `ftrace_lock`.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rftrace_ipmodify_update(
     ops: *mut bindings::ftrace_ops,
@@ -555,15 +567,44 @@ pub(crate) unsafe extern "C" fn rftrace_ipmodify_update(
     new: *mut bindings::ftrace_hash,
     retarget: bool,
 ) -> c_int {
-    // SAFETY: the same contract.
-    unsafe {
-        with_ops(ops, einval(), |ops, lock| {
-            let old = KHash::from_c(old, lock);
-            let new = KHash::from_c(new, lock);
-            ipmodify::update(ops, old.as_ref(), new.as_ref(), retarget, lock)
-                .map_or_else(|e| e.to_errno(), |()| 0)
-        })
+    let run = |ops: Ops<'_>, lock: &FtraceLocked, asks: ipmodify::Asks<'_>| {
+        // SAFETY: live hashes or null, unchanged during the call (the
+        // function contract), under `lock`.
+        let (old, new) = unsafe { (KHash::from_c(old, lock), KHash::from_c(new, lock)) };
+        ipmodify::update(ops, old.as_ref(), new.as_ref(), retarget, lock, asks)
+    };
+    if !retarget {
+        // SAFETY: the same contract, with ftrace_lock held.
+        return unsafe {
+            with_ops(ops, einval(), |ops, lock| {
+                run(ops, lock, ipmodify::Asks::Now).map_or_else(|e| e.to_errno(), |()| 0)
+            })
+        };
     }
+    if null_from_c(ops) {
+        return einval();
+    }
+    let mut later = KVVec::new();
+    {
+        let guard = FtraceLockGuard::lock();
+        // SAFETY: `ops` is live (function contract) and ftrace_lock is
+        // held by `guard`.
+        let Some(handle) = (unsafe { Ops::from_raw(ops, &guard) }) else {
+            return einval();
+        };
+        if let Err(e) = run(handle, &guard, ipmodify::Asks::Later(&mut later)) {
+            return e.to_errno();
+        }
+    }
+    for ip in later {
+        // SAFETY: `ops` is live and the caller holds `direct_mutex`, under
+        // which 7.2 asks a direct ops too.
+        let answer = unsafe { env::share_ipmodify_self_unlocked(ops, ip) };
+        if let Err(e) = ipmodify::share_answer(answer) {
+            return e.to_errno();
+        }
+    }
+    0
 }
 
 /// `ftrace_startup()`: 0 or 7.2's errno.

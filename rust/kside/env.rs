@@ -266,20 +266,33 @@ impl<'a> Ops<'a> {
     /// an IPMODIFY ops (its `ops_func`, `FTRACE_OPS_CMD_ENABLE_SHARE_IPMODIFY_SELF`):
     /// 0 or an errno, or `None` if it has no `ops_func`.
     pub(crate) fn share_ipmodify_self(self, ip: u64) -> Option<c_int> {
-        let ops = self.ptr.as_ptr();
-        // SAFETY: by the type invariants the ops is live and its fields are
+        // SAFETY: by the type invariants the ops is live; its fields are
         // not changed while ftrace_lock is held.
-        let ask = unsafe { (*ops).ops_func }?;
-        // SAFETY: an ops' own callback, called on that ops under
-        // ftrace_lock as the kernel does.
-        Some(unsafe {
-            ask(
-                ops,
-                c_word(ip),
-                bindings::ftrace_ops_cmd_FTRACE_OPS_CMD_ENABLE_SHARE_IPMODIFY_SELF,
-            )
-        })
+        unsafe { share_ipmodify_self_unlocked(self.ptr.as_ptr(), ip) }
     }
+}
+
+/// [`Ops::share_ipmodify_self()`] on a raw ops, for the direct-call paths
+/// that ask without `ftrace_lock`.
+///
+/// # Safety
+///
+/// `ops` is a live ops whose `ops_func` nobody changes during the call
+/// (the caller holds `ftrace_lock`, or `direct_mutex` for a direct ops).
+pub(crate) unsafe fn share_ipmodify_self_unlocked(
+    ops: *mut bindings::ftrace_ops,
+    ip: u64,
+) -> Option<c_int> {
+    // SAFETY: the function contract.
+    let ask = unsafe { (*ops).ops_func }?;
+    // SAFETY: an ops' own callback, called on that ops as the kernel does.
+    Some(unsafe {
+        ask(
+            ops,
+            c_word(ip),
+            bindings::ftrace_ops_cmd_FTRACE_OPS_CMD_ENABLE_SHARE_IPMODIFY_SELF,
+        )
+    })
 }
 
 /// The questions the accounting asks about the other ops on a record,

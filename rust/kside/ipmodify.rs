@@ -10,15 +10,23 @@
 //! No `unsafe` here: records, ops and hashes come as handles that borrow
 //! the `ftrace_lock` proof.
 
-use kernel::error::{
-    code::{
-        EBUSY,
-        EINVAL, //
+use kernel::{
+    alloc::{
+        flags::GFP_KERNEL,
+        KVVec, //
     },
-    Error, Result,
+    error::{
+        code::{
+            EBUSY,
+            EINVAL, //
+        },
+        Error,
+        Result, //
+    },
 };
 
 use crate::{
+    bump,
     kside::env::Ops,
     kside::hash::KHash,
     kside::lock::FtraceLocked,
@@ -36,10 +44,23 @@ use crate::{
         Step, //
     },
     rfcore::update::Records,
+    STATS,
 };
 
 /// One side of a change: `None` is every function (an empty filter).
 type Side<'h, 'a> = Option<&'h KHash<'a>>;
+
+/// When a direct ops is asked whether it may share a claimed function.
+pub(crate) enum Asks<'v> {
+    /// During the walk, under `ftrace_lock` (a start or a filter change,
+    /// as in 7.2).
+    Now,
+    /// After the walk, once `ftrace_lock` is dropped: the functions to ask
+    /// about are collected here, in walk order. For a direct target change
+    /// (`modify_ftrace_direct()`), whose caller holds `direct_mutex` but
+    /// not `ftrace_lock`, and whose `ops_func` may register ops itself.
+    Later(&'v mut KVVec<u64>),
+}
 
 /// The filter hash of `ops` as a side: an empty one is every function.
 fn filter_side<'h, 'a>(filter: &'h KHash<'a>) -> Side<'h, 'a> {
@@ -49,13 +70,15 @@ fn filter_side<'h, 'a>(filter: &'h KHash<'a>) -> Side<'h, 'a> {
 /// `ops` moves from the functions of `old` to those of `new` (`retarget`:
 /// only its direct target changes): claims and releases, or the errno of
 /// 7.2 (`-EINVAL` for every function, `-EBUSY` for a claimed record, or
-/// what a direct ops' `ops_func` answers).
+/// what a direct ops' `ops_func` answers; with [`Asks::Later`] the caller
+/// asks, and `-ENOMEM` if the list cannot grow).
 pub(crate) fn update(
     ops: Ops<'_>,
     old: Side<'_, '_>,
     new: Side<'_, '_>,
     retarget: bool,
     lock: &FtraceLocked,
+    mut asks: Asks<'_>,
 ) -> Result {
     let flags = registry::ops_flags(ops);
     let who = match claimant(flags, old.is_none(), new.is_none(), retarget) {
@@ -70,9 +93,9 @@ pub(crate) fn update(
     let (Some(old), Some(new)) = (old, new) else {
         return Err(EINVAL);
     };
-    walk(who, Plan::Check, ops, old, new, lock)?;
+    walk(who, Plan::Check, ops, old, new, lock, &mut asks)?;
     if who == Claimant::IpModify {
-        walk(who, Plan::Write, ops, old, new, lock)?;
+        walk(who, Plan::Write, ops, old, new, lock, &mut asks)?;
     }
     Ok(())
 }
@@ -82,7 +105,14 @@ pub(crate) fn update(
 pub(crate) fn enable(ops: Ops<'_>, lock: &FtraceLocked) -> Result {
     let filter = KHash::of_ops(ops, false);
     let none = KHash::empty()?;
-    update(ops, Some(&none), filter_side(&filter), false, lock)
+    update(
+        ops,
+        Some(&none),
+        filter_side(&filter),
+        false,
+        lock,
+        Asks::Now,
+    )
 }
 
 /// `ftrace_hash_ipmodify_disable()`: `ops` stops, from its filter to no
@@ -91,7 +121,14 @@ pub(crate) fn enable(ops: Ops<'_>, lock: &FtraceLocked) -> Result {
 pub(crate) fn disable(ops: Ops<'_>, lock: &FtraceLocked) {
     let filter = KHash::of_ops(ops, false);
     if let Ok(none) = KHash::empty() {
-        let _ = update(ops, filter_side(&filter), Some(&none), false, lock);
+        let _ = update(
+            ops,
+            filter_side(&filter),
+            Some(&none),
+            false,
+            lock,
+            Asks::Now,
+        );
     }
 }
 
@@ -103,7 +140,12 @@ fn walk(
     old: &KHash<'_>,
     new: &KHash<'_>,
     lock: &FtraceLocked,
+    asks: &mut Asks<'_>,
 ) -> Result {
+    bump(&STATS.ipmodify_walks, 1);
+    if matches!(who, Claimant::Direct { retarget: true }) {
+        bump(&STATS.ipmodify_retargets, 1);
+    }
     let mut recs = KernelRecords::new(lock);
     let mut at = recs.first();
     while let Some(cursor) = at {
@@ -126,13 +168,22 @@ fn walk(
                     kernel::warn_on!(true);
                     registry::kill(lock);
                 }
-                match ops.share_ipmodify_self(ip) {
-                    None => return Err(EBUSY),
-                    Some(0) => {}
-                    Some(ret) => return Err(Error::from_errno(ret)),
+                match asks {
+                    Asks::Now => share_answer(ops.share_ipmodify_self(ip))?,
+                    Asks::Later(ips) => ips.push(ip, GFP_KERNEL)?,
                 }
             }
         }
     }
     Ok(())
+}
+
+/// A direct ops' answer to "may you share?": `None` (no `ops_func`) is
+/// `-EBUSY`.
+pub(crate) fn share_answer(answer: Option<kernel::ffi::c_int>) -> Result {
+    match answer {
+        None => Err(EBUSY),
+        Some(0) => Ok(()),
+        Some(ret) => Err(Error::from_errno(ret)),
+    }
 }

@@ -68,7 +68,6 @@ pub(crate) struct FtraceLockGuard {
 
 impl FtraceLockGuard {
     /// Takes `ftrace_lock` (may sleep).
-    #[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
     pub(crate) fn lock() -> Self {
         // SAFETY: a plain mutex_lock() of a static mutex, from process
         // context; the guard releases it.

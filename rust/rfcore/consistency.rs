@@ -24,10 +24,14 @@
 //!   module's records enabled at load (`ftrace_module_enable()`) count
 //!   their users without asking for the literal, so they use the list
 //!   function until an ops changes on them, which is slower but correct;
-//! - `REGS` and `IPMODIFY` are implied only: they must be set when an ops
-//!   that needs them covers the record, but may be left behind (7.2 keeps
-//!   `REGS` after a `SAVE_REGS` ops leaves a site through a filter change,
-//!   and the accounting keeps that behaviour).
+//! - `IPMODIFY` exactly when an IPMODIFY ops covers the record: the claims
+//!   ([`super::ipmodify`]) follow every start, stop and filter change of
+//!   such an ops, and nothing else writes the bit (an IPMODIFY ops may not
+//!   have a notrace filter, so what it covers is what it claims);
+//! - `REGS` is implied only: it must be set when an ops that saves the
+//!   registers covers the record, but may be left behind (7.2 keeps `REGS`
+//!   after a `SAVE_REGS` ops leaves a site through a filter change, and the
+//!   accounting keeps that behaviour).
 
 use super::{
     account::{
@@ -107,7 +111,9 @@ pub struct Mismatch {
     pub call_ops: bool,
     /// `REGS` is clear although an ops that saves registers covers it.
     pub regs: bool,
-    /// `IPMODIFY` is clear although an IPMODIFY ops covers it.
+    /// `IPMODIFY` differs: clear although an IPMODIFY ops covers the
+    /// record, or left set although none does (a stale claim, which would
+    /// refuse the next IPMODIFY ops with `-EBUSY`).
     pub ipmodify: bool,
 }
 
@@ -128,6 +134,6 @@ pub fn check(flags: RecFlags, users: &Users, call_ops: CallOps) -> Mismatch {
         tramp: flags.any(TRAMP) != sole.is_some_and(|o| o.trampoline),
         call_ops: flags.any(CALL_OPS) && !may_call_ops,
         regs: users.save_regs && !flags.any(REGS),
-        ipmodify: users.ipmodify && !flags.any(IPMODIFY),
+        ipmodify: users.ipmodify != flags.any(IPMODIFY),
     }
 }

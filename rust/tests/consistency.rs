@@ -241,6 +241,37 @@ fn each_damage_is_reported_as_itself() {
             },
         ),
     ];
+    // A claim left behind after the IPMODIFY ops went.
+    let (plain, _) = good();
+    let u_plain = {
+        let a = Op {
+            props: OpsProps {
+                direct: true,
+                save_regs: false,
+                trampoline: false,
+                call_ops_ok: true,
+            },
+            ipmodify: false,
+        };
+        let b = Op {
+            props: OpsProps {
+                direct: false,
+                save_regs: true,
+                trampoline: true,
+                call_ops_ok: true,
+            },
+            ipmodify: false,
+        };
+        users(&[a, b])
+    };
+    assert_eq!(
+        check(plain, &u_plain, mode),
+        Mismatch {
+            ipmodify: true,
+            ..Mismatch::default()
+        }
+    );
+    assert_eq!(check(plain.without(IPMODIFY), &u_plain, mode), Mismatch::default());
     for (bad, want) in cases {
         let got = check(bad, &u, mode);
         assert_eq!(got, want, "flags {bad:?}");
