@@ -271,7 +271,10 @@ fn each_damage_is_reported_as_itself() {
             ..Mismatch::default()
         }
     );
-    assert_eq!(check(plain.without(IPMODIFY), &u_plain, mode), Mismatch::default());
+    assert_eq!(
+        check(plain.without(IPMODIFY), &u_plain, mode),
+        Mismatch::default()
+    );
     for (bad, want) in cases {
         let got = check(bad, &u, mode);
         assert_eq!(got, want, "flags {bad:?}");
