@@ -132,6 +132,12 @@ int rftrace_account_walk(struct ftrace_ops *ops, bool inc);
  * ops_func where it meets a claim; 0 or 7.2's errno, nothing written
  * when refused.
  */
+/*
+ * The start-up counter (7.2's ftrace_start_up), kept by the Rust
+ * registry: how many started ops want the call sites live.  Under
+ * ftrace_lock.
+ */
+int rftrace_start_up(void);
 int rftrace_ipmodify_update(struct ftrace_ops *ops,
 			    struct ftrace_hash *old_hash,
 			    struct ftrace_hash *new_hash, bool retarget);
@@ -304,22 +310,19 @@ void ftrace_c_update_trampoline(struct ftrace_ops *ops);
 void ftrace_c_set_trace_function(struct ftrace_ops *op, unsigned int callee);
 unsigned int ftrace_c_trace_function(struct ftrace_ops **op);
 /*
- * The steps of ftrace_startup() that stay C: ftrace_disabled, the
- * start-up counter, freeing a refused dynamic ops' trampoline, and the
- * update pass with the trace-function check (ftrace_startup_enable()).
+ * The steps of ftrace_startup() that stay C: ftrace_disabled, freeing a
+ * refused dynamic ops' trampoline, and the update pass with the
+ * trace-function check (ftrace_startup_enable()).
  */
 bool ftrace_c_disabled(void);
-void ftrace_c_start_up_add(int n);
 void ftrace_c_trampoline_free(struct ftrace_ops *ops);
 void ftrace_c_startup_enable(int command);
 /*
- * The steps of __ftrace_shutdown() that stay C: the start-up counter's
- * value, whether the shared callers'
+ * The steps of __ftrace_shutdown() that stay C: whether the shared callers'
  * function changed since the last update (and noting that it has been
  * seen), marking @ops as the one being removed (@on) or no longer, the
  * update pass, and releasing a dynamic ops (see rftrace_shutdown()).
  */
-int ftrace_c_start_up_count(void);
 bool ftrace_c_trace_func_changed(void);
 void ftrace_c_removing(struct ftrace_ops *ops, bool on);
 void ftrace_c_run_update_code(int command);

@@ -547,6 +547,18 @@ pub(crate) unsafe extern "C" fn rftrace_account_walk(
     }
 }
 
+/// The start-up counter (`ftrace_start_up` of 7.2), which the Rust
+/// registry keeps, for the C code that reads it.
+///
+/// # Safety
+///
+/// The caller holds `ftrace_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_start_up() -> c_int {
+    // SAFETY: the same contract.
+    unsafe { FtraceLocked::held(registry::start_up_count) }
+}
+
 /// `__ftrace_hash_update_ipmodify()`: 0 or 7.2's errno.
 ///
 /// Its callers in 7.2 hold `ftrace_lock`, except the two direct-call
@@ -863,6 +875,7 @@ same_signature!(
     rftrace_update_function,
     rftrace_account_walk,
     rftrace_ipmodify_update,
+    rftrace_start_up,
     rftrace_startup,
     rftrace_shutdown,
 );

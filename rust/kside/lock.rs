@@ -16,7 +16,10 @@
 //! A leaf module with `unsafe` code: the C calls that take, release and
 //! assert the locks.
 
-use core::marker::PhantomData;
+use core::{
+    cell::UnsafeCell,
+    marker::PhantomData, //
+};
 
 use kernel::bindings;
 
@@ -95,6 +98,45 @@ impl Drop for FtraceLockGuard {
         // SAFETY: the guard took the lock (type invariants) and every
         // handle borrowing its token is gone, since they borrow `self`.
         unsafe { bindings::rftrace_shim_ftrace_unlock() };
+    }
+}
+
+/// A value kept under `ftrace_lock`: read and written only with the proof
+/// that the lock is held, by copy, so that no reference to it escapes
+/// (in the spirit of `kernel::sync::LockedBy`, for a C lock).
+///
+/// # Invariants
+///
+/// `value` is only accessed inside [`FtraceCell::get()`] and
+/// [`FtraceCell::set()`], which take a [`FtraceLocked`]: every access
+/// happens with `ftrace_lock` held, so no two overlap.
+pub(crate) struct FtraceCell<T> {
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: every access is serialised by ftrace_lock (type invariants), and
+// a `T: Send` may be written by whichever task holds it.
+unsafe impl<T: Copy + Send> Sync for FtraceCell<T> {}
+
+impl<T: Copy> FtraceCell<T> {
+    /// A cell holding `value`.
+    pub(crate) const fn new(value: T) -> Self {
+        FtraceCell {
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    /// The value.
+    pub(crate) fn get(&self, _lock: &FtraceLocked) -> T {
+        // SAFETY: ftrace_lock is held, so no other access overlaps (type
+        // invariants); the value is copied out.
+        unsafe { *self.value.get() }
+    }
+
+    /// Replaces the value.
+    pub(crate) fn set(&self, _lock: &FtraceLocked, value: T) {
+        // SAFETY: as in `get()`; no reference into the cell exists.
+        unsafe { *self.value.get() = value };
     }
 }
 

@@ -47,7 +47,10 @@ use crate::{
     },
     kside::hash::KHash,
     kside::ipmodify,
-    kside::lock::FtraceLocked,
+    kside::lock::{
+        FtraceCell,
+        FtraceLocked, //
+    },
     kside::pass::KernelRecords,
     rfcore::filter::FnSet,
     rfcore::record::Update,
@@ -402,9 +405,9 @@ impl<'a> Leaving<'a> {
     /// released, not enabled. Also says whether a site must change.
     fn disable(self) -> (Stopped<'a>, bool) {
         start_up_add(-1, self.lock);
-        // SAFETY: read under ftrace_lock. 7.2 only warns on a negative
-        // count: the shared callers may stay enabled, which is not fatal.
-        kernel::warn_on!(unsafe { bindings::ftrace_c_start_up_count() } < 0);
+        // 7.2 only warns on a negative count: the shared callers may stay
+        // enabled, which is not fatal.
+        kernel::warn_on!(start_up_count(self.lock) < 0);
         ipmodify::disable(self.ops, self.lock);
         let update = match account_walk(self.ops, false, self.lock) {
             Ok(update) => update,
@@ -545,10 +548,21 @@ pub(crate) fn kill(_lock: &FtraceLocked) {
     unsafe { bindings::ftrace_kill() };
 }
 
-/// Adds `n` to the C side's start-up counter (`ftrace_start_up`).
-fn start_up_add(n: c_int, _lock: &FtraceLocked) {
-    // SAFETY: a counter of the C side, written under ftrace_lock.
-    unsafe { bindings::ftrace_c_start_up_add(n) };
+/// The start-up counter (7.2's `ftrace_start_up`): how many started ops
+/// want the call sites live. The C readers (module load, the
+/// `ftrace_enabled` sysctl) ask [`start_up_count()`] through
+/// `rftrace_start_up()`.
+static START_UP: FtraceCell<c_int> = FtraceCell::new(0);
+
+/// Adds `n` to the start-up counter.
+fn start_up_add(n: c_int, lock: &FtraceLocked) {
+    let now = START_UP.get(lock).saturating_add(n);
+    START_UP.set(lock, now);
+}
+
+/// The start-up counter.
+pub(crate) fn start_up_count(lock: &FtraceLocked) -> c_int {
+    START_UP.get(lock)
 }
 
 fn disabled(_lock: &FtraceLocked) -> bool {
