@@ -95,7 +95,7 @@ fi
 # kernel would patch wrongly, or an unreadable list, fails the build;
 # sites the kernel refuses too (misaligned literals) are only reported.
 case $arch in
-x86_64 | arm64)
+x86_64 | arm64 | riscv64)
 	step "checking the call sites of $out/vmlinux (rftrace-sites)"
 	sites_rc=0
 	cargo run --quiet --release --manifest-path "$top/tools/sites/Cargo.toml" \

@@ -540,6 +540,11 @@ impl Cx<'_, '_> {
             {
                 continue;
             }
+            // An empty relocation section relocates nothing, wherever its
+            // offset points (riscv's linked image has an empty .rela.dyn).
+            if sh.sh_size(endian) == 0 {
+                continue;
+            }
             let name = self.name(i.0);
             let Some((relas, _)) = sh
                 .rela(endian, self.data)
@@ -575,7 +580,9 @@ impl Cx<'_, '_> {
         let mut out = Vec::new();
         for (i, sh) in self.sections.enumerate() {
             let ty = sh.sh_type(endian);
-            if (ty != elf::SHT_RELA && ty != elf::SHT_REL) || sh.sh_info(endian) as usize != target
+            if (ty != elf::SHT_RELA && ty != elf::SHT_REL)
+                || sh.sh_info(endian) as usize != target
+                || sh.sh_size(endian) == 0
             {
                 continue;
             }
