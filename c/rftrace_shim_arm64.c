@@ -4,8 +4,8 @@
  *
  * The arm64 call-site hooks that kernel/trace/ftrace.c calls, forwarded to
  * Rust, and what the Rust side needs from arch code: reading and patching
- * one instruction, storing a per-callsite ops literal, the module ftrace
- * PLT of an address, and the two static stub ops.
+ * one instruction, storing a per-callsite ops literal and the module
+ * ftrace PLT of an address.
  *
  * This file is built without the ftrace instrumentation (see Kbuild).
  */
@@ -84,12 +84,6 @@ int rftrace_shim_corrupt(unsigned long ip, const u8 *insn)
 int rftrace_shim_literal_write(unsigned long addr, unsigned long val)
 {
 	return aarch64_insn_write_literal_u64((void *)addr, val);
-}
-
-unsigned long rftrace_shim_stub_ops(bool list)
-{
-	return list ? (unsigned long)&ftrace_list_ops :
-		      (unsigned long)&ftrace_nop_ops;
 }
 
 /*

@@ -219,12 +219,19 @@ unsigned long rftrace_shim_caller(bool regs);
 /* ftrace_find_rec_direct(), 0 without direct-call support. */
 unsigned long rftrace_shim_direct(unsigned long ip);
 
-/* arm64: one instruction, the ops literal, PLTs, the stub ops. */
+/* CALL_OPS (c/rftrace_shim.c): ftrace_list_ops if @list, else ftrace_nop_ops. */
+unsigned long rftrace_shim_stub_ops(bool list);
+/* arm64: one instruction, the ops literal, PLTs. */
 int rftrace_shim_insn_read(unsigned long ip, u32 *insn);
 int rftrace_shim_insn_write(unsigned long ip, u32 insn);
 int rftrace_shim_literal_write(unsigned long addr, unsigned long val);
 unsigned long rftrace_shim_plt(unsigned long ip, struct module *mod);
-unsigned long rftrace_shim_stub_ops(bool list);
+/* riscv64: text_mutex, and the literal, jalr-slot and entry stores. */
+void rftrace_shim_text_lock(void);
+void rftrace_shim_text_unlock(void);
+int rftrace_shim_rv_literal_write(unsigned long addr, unsigned long val);
+int rftrace_shim_rv_insn_write(unsigned long ip, u32 insn);
+int rftrace_shim_rv_entry_write(unsigned long pc, u64 pair);
 
 /* Sets of functions on ftrace_hash (rust/kside/hash.rs); NULL is empty. */
 enum {

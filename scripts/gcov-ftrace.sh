@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# gcov-ftrace.sh [--only LIST] [VARIANT...]
+# gcov-ftrace.sh [--report] [--only LIST] [VARIANT...]
 #
 # How much of kernel/trace/ftrace.c still runs: for each VARIANT (default:
 # stock rust), build VARIANT-gcov (the variant with CONFIG_GCOV_KERNEL and
@@ -11,7 +11,8 @@
 # console and read it with the host's gcov (the compiler that built it).
 # Prints, per variant, the lines of ftrace.c executed and the functions
 # entered, then the registry functions of the registry issue line by line.
-# Writes build/gcov-VARIANT.txt (gcov's function summaries).
+# Writes build/gcov-VARIANT.txt (gcov's function summaries); --report
+# prints the tables again from those files without building or booting.
 # The rust variant is the Rust kernel without the shadow mode, whose checks
 # call the C functions on purpose. Example:
 #   scripts/gcov-ftrace.sh stock rust
@@ -22,6 +23,11 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 arch_vars "$RFT_ARCH"
 
 only=$(grep -v '^#' "$top/selftests/expected/smoke.list" | paste -sd, -)
+report=0
+if [ "${1:-}" = --report ]; then
+	report=1
+	shift
+fi
 if [ "${1:-}" = --only ]; then
 	only=$2
 	shift 2
@@ -40,9 +46,9 @@ ftrace_hash_ipmodify_enable ftrace_hash_ipmodify_disable
 ftrace_run_update_code ftrace_modify_all_code register_ftrace_direct
 unregister_ftrace_direct modify_ftrace_direct"
 
-summary=()
-for v in "${variants[@]}"; do
-	gv=$v-gcov
+# Build VARIANT-gcov, boot it, run the files, read the counts with gcov.
+gcov_run() {
+	local v=$1 gv=$1-gcov out log
 	out=$BUILD/out-$RFT_ARCH-$gv
 	"$top/scripts/build-kernel.sh" "$gv"
 	log=$BUILD/gcov-$v.log
@@ -56,6 +62,14 @@ for v in "${variants[@]}"; do
 	grep -a -c '^@@RFT RESULT .* PASS' "$log" >"$BUILD/gcov-$v.passed" || true
 	(cd "$out" && gcov -f -n -o kernel/trace "$SRC/kernel/trace/ftrace.c") \
 		>"$BUILD/gcov-$v.txt" 2>/dev/null || die "gcov failed for $gv"
+}
+
+summary=()
+for v in "${variants[@]}"; do
+	if [ $report = 0 ]; then
+		gcov_run "$v"
+	fi
+	[ -s "$BUILD/gcov-$v.txt" ] || die "no $BUILD/gcov-$v.txt (run without --report first)"
 	# "Function 'name'" then "Lines executed:P% of N", per function; the
 	# file's own pair last.
 	read -r lines_run lines_all funcs_run funcs_all < <(awk '

@@ -26,12 +26,17 @@ use crate::{
 
 #[cfg(CONFIG_ARM64)]
 pub(crate) mod arm64;
+#[cfg(CONFIG_RISCV)]
+pub(crate) mod riscv64;
 #[cfg(CONFIG_X86_64)]
 pub(crate) mod x86;
 
 /// The architecture being built.
 #[cfg(CONFIG_ARM64)]
 pub(crate) type Native<'a> = arm64::Arm64<'a>;
+/// The architecture being built.
+#[cfg(CONFIG_RISCV)]
+pub(crate) type Native<'a> = riscv64::Riscv64<'a>;
 /// The architecture being built.
 #[cfg(CONFIG_X86_64)]
 pub(crate) type Native<'a> = x86::X86<'a>;

@@ -663,3 +663,79 @@ fn wrong_bytes_are_refused() {
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert!(unchanged(&site));
 }
+
+/// riscv64: a fake patch site in kernel data (within the reach of the fixed
+/// `auipc`): with an `ebreak` where the record says `nop` or `jalr`, or
+/// without its fixed `auipc`, the hooks refuse it before any store, the
+/// literal included.
+#[cfg(CONFIG_RISCV)]
+fn wrong_bytes_are_refused() {
+    use crate::rfcore::riscv64::{
+        fixed_auipc,
+        EBREAK,
+        NOP, //
+    };
+    use kernel::{
+        bindings,
+        sync::atomic::{
+            Atomic,
+            Relaxed, //
+        }, //
+    };
+
+    #[repr(C, align(8))]
+    struct FakeSite {
+        literal: Atomic<u64>,
+        auipc: Atomic<u32>,
+        slot: Atomic<u32>,
+    }
+    static SITE: FakeSite = FakeSite {
+        literal: Atomic::new(0x1234),
+        auipc: Atomic::new(0),
+        slot: Atomic::new(0),
+    };
+    let ip = core::ptr::from_ref(&SITE.slot) as usize;
+    let caller = crate::kside::env::shared_caller(false);
+    // Kernel data is within the reach of ftrace_caller.
+    let auipc = fixed_auipc(ip as u64, caller);
+    assert!(auipc.is_ok());
+    let auipc = auipc.unwrap_or(NOP);
+    let failures = crate::STATS.failures.load(Relaxed);
+    let _lock = crate::kside::lock::FtraceLockGuard::lock();
+    let target = caller;
+    let mut rec = bindings::dyn_ftrace {
+        ip,
+        flags: 0,
+        ..Default::default()
+    };
+    let unchanged = |auipc: u32, slot: u32| {
+        SITE.literal.load(Relaxed) == 0x1234
+            && SITE.auipc.load(Relaxed) == auipc
+            && SITE.slot.load(Relaxed) == slot
+    };
+    // The slot holds a breakpoint, not the record's nop.
+    SITE.auipc.store(auipc, Relaxed);
+    SITE.slot.store(EBREAK, Relaxed);
+    // SAFETY: a private record; the hook reads the fake site and refuses.
+    let ret = unsafe { crate::kside::entry::rftrace_make_call(&mut rec, target) };
+    assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
+    assert!(unchanged(auipc, EBREAK));
+    assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
+    // Nor is it the `jalr` an enabled record says.
+    rec.flags = (bindings::FTRACE_FL_ENABLED | 1) as usize;
+    // SAFETY: as above.
+    let ret = unsafe {
+        crate::kside::entry::rftrace_make_nop(core::ptr::null_mut(), &mut rec, target, false)
+    };
+    assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
+    assert!(unchanged(auipc, EBREAK));
+    // The slot is right but the fixed `auipc` is missing: refused before
+    // the literal store too.
+    SITE.auipc.store(NOP, Relaxed);
+    SITE.slot.store(NOP, Relaxed);
+    rec.flags = 0;
+    // SAFETY: as above.
+    let ret = unsafe { crate::kside::entry::rftrace_make_call(&mut rec, target) };
+    assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
+    assert!(unchanged(NOP, NOP));
+}

@@ -26,6 +26,7 @@
 //!
 //! [`x86::plan_update`]: super::x86::plan_update
 //! [`arm64::plan_update`]: super::arm64::plan_update
+//! [`riscv64::plan_update`]: super::riscv64::plan_update
 
 use super::{
     arm64::{
@@ -43,6 +44,7 @@ use super::{
         Decision,
         Update, //
     },
+    riscv64::PlanError as Riscv64PlanError,
     select::Gathered,
     x86::EncodeError as X86EncodeError, //
 };
@@ -130,6 +132,9 @@ pub enum EncodeFault {
     Reach(ReachError),
     /// The arm64 stores could not be planned.
     Plan(PlanError),
+    /// The riscv64 site is unusable, cannot reach its target, or its
+    /// stores could not be planned.
+    Riscv64(Riscv64PlanError),
     /// A plan was asked for an update that changes nothing
     /// ([`Update::Ignore`]); the orchestrator never does that.
     Nothing,
@@ -218,6 +223,15 @@ impl From<ReachError> for Failure {
 impl From<PlanError> for Failure {
     fn from(e: PlanError) -> Self {
         Failure::Encode(EncodeFault::Plan(e))
+    }
+}
+
+impl From<Riscv64PlanError> for Failure {
+    fn from(e: Riscv64PlanError) -> Self {
+        match e {
+            Riscv64PlanError::Nothing => Failure::Encode(EncodeFault::Nothing),
+            e => Failure::Encode(EncodeFault::Riscv64(e)),
+        }
     }
 }
 

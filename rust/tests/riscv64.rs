@@ -1070,3 +1070,22 @@ fn golden_file_is_current() {
     }
     golden::assert_current("riscv64", &fresh, GOLDEN, "riscv64 binutils and LLVM");
 }
+
+/// A riscv64 plan error is one [`Failure`] of the update pass, with the
+/// errno class of every other encoding failure; a plan of nothing is the
+/// pass's own [`EncodeFault::Nothing`].
+#[test]
+fn plan_errors_are_failures() {
+    use crate::rfcore::update::{
+        EncodeFault,
+        Errno, //
+    };
+    let misaligned = plan_init(0x1000_0008, 0x1000_0000, true).unwrap_err();
+    let failure = Failure::from(misaligned);
+    assert_eq!(failure, Failure::Encode(EncodeFault::Riscv64(misaligned)));
+    assert_eq!(failure.errno(), Errno::Invalid);
+    assert_eq!(
+        Failure::from(PlanError::Nothing),
+        Failure::Encode(EncodeFault::Nothing)
+    );
+}

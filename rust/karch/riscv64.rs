@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! riscv64: how a change reaches the text of a patch site with a
+//! per-callsite ops literal (CALL_OPS).
+//!
+//! Each patch site is an 8-byte ops literal before the function, a fixed
+//! `auipc t0` towards `ftrace_caller` at the function's entry and the
+//! record's slot after it, which toggles between `nop` and `jalr t0`. The
+//! layout, the encodings, the reach of the fixed `auipc` and the order of
+//! the stores are [`crate::rfcore::riscv64`]'s; the update pass is
+//! [`crate::rfcore::update`]'s (through [`crate::kside::pass`]). This
+//! module implements the pass's [`Arch`] trait: it reads the text without
+//! faulting and writes through the kernel's text patching, in the C shim
+//! (`c/rftrace_shim_riscv64.c`).
+//!
+//! The kernel's text patching on riscv needs `text_mutex`. Every update
+//! of a live site comes with it held (between the arch prepare and
+//! post-process hooks, as in 7.2); the first initialisation of a site
+//! (boot, module load) does not, and takes it for its two stores, as
+//! 7.2's `ftrace_init_nop()` does.
+//!
+//! A leaf module with `unsafe` code.
+
+use kernel::{
+    bindings,
+    ffi::c_void,
+    sync::atomic::{
+        Atomic,
+        Relaxed, //
+    }, //
+};
+
+use crate::{
+    karch::KernelArch,
+    kside::env::{
+        c_word,
+        shared_caller,
+        word,
+        Module, //
+    },
+    kside::lock::FtraceLocked,
+    rfcore::{
+        flags::CALL_OPS_EN,
+        record::Decision,
+        riscv64::{
+            call_site,
+            plan_init,
+            plan_update,
+            Check,
+            Riscv64Change,
+            Write, //
+        },
+        update::{
+            Arch,
+            Facts,
+            Failure,
+            Insn,
+            INSN_MAX, //
+        },
+    },
+};
+
+const _: () = assert!(bindings::MCOUNT_INSN_SIZE == 4);
+
+/// The compiler's NOPs are `c.nop` (the C extension).
+const RVC: bool = cfg!(CONFIG_RISCV_ISA_C);
+
+/// CALL_OPS sites found without their unique ops (the kernel warns once).
+static NO_UNIQUE: Atomic<u32> = Atomic::new(0);
+
+/// riscv64 as the update pass sees it.
+pub(crate) struct Riscv64<'a> {
+    _lock: &'a FtraceLocked,
+    may_sleep: bool,
+}
+
+impl<'a> KernelArch<'a> for Riscv64<'a> {
+    fn for_pass(lock: &'a FtraceLocked, may_sleep: bool) -> Self {
+        Riscv64 {
+            _lock: lock,
+            may_sleep,
+        }
+    }
+
+    fn for_site(lock: &'a FtraceLocked, _module: Module<'a>, _mcount: u64) -> Self {
+        // Modules need no PLT: they are linked within the reach of the
+        // fixed `auipc` (a site out of it is refused by the plan).
+        Riscv64 {
+            _lock: lock,
+            may_sleep: false,
+        }
+    }
+}
+
+/// Reads what `check` is about, without faulting.
+fn read(check: &Check) -> Result<Insn, Failure> {
+    let len = check.expected.len();
+    let mut buf = [0u8; INSN_MAX];
+    let dst = buf.get_mut(..len).ok_or(Failure::Fault)?;
+    // SAFETY: `dst` is a writable buffer of `len` bytes; the kernel
+    // function checks the source address and returns an error instead of
+    // faulting.
+    let ret = unsafe {
+        bindings::copy_from_kernel_nofault(
+            dst.as_mut_ptr().cast::<c_void>(),
+            check.addr as usize as *const c_void,
+            len,
+        )
+    };
+    if ret != 0 {
+        return Err(Failure::Fault);
+    }
+    Insn::new(dst).ok_or(Failure::Fault)
+}
+
+impl Arch for Riscv64<'_> {
+    type Change = Riscv64Change;
+    /// Every change is live once written (single-copy-atomic stores, the
+    /// instruction caches made coherent by the arch post-process), so
+    /// there is nothing to batch.
+    const BATCH_MAX: usize = usize::MAX;
+    const CALL_OPS: bool = true;
+
+    fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<Riscv64Change, Failure> {
+        if decision.flags.any(CALL_OPS_EN)
+            && facts.unique.is_none()
+            && NO_UNIQUE.fetch_add(1, Relaxed) == 0
+        {
+            kernel::pr_warn!("no unique ops for a CALL_OPS site at {:#x}\n", facts.ip);
+        }
+        Ok(plan_update(facts, decision, shared_caller(false))?)
+    }
+
+    fn plan_init(&mut self, ip: u64) -> Result<Riscv64Change, Failure> {
+        Ok(plan_init(ip, shared_caller(false), RVC)?)
+    }
+
+    fn call_site(entry: u64) -> Option<u64> {
+        call_site(entry)
+    }
+
+    fn ip(change: &Riscv64Change) -> u64 {
+        change.ip
+    }
+
+    fn check(&mut self, change: &Riscv64Change) -> Result<(), Failure> {
+        for check in change.checks().iter().flatten() {
+            check.verify(read(check)?)?;
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, change: &Riscv64Change) -> Result<(), Failure> {
+        // SAFETY: plain address lookups of two static ops.
+        let (nop, list) = unsafe {
+            (
+                word(bindings::rftrace_shim_stub_ops(false)),
+                word(bindings::rftrace_shim_stub_ops(true)),
+            )
+        };
+        // The first initialisation is the only change made without
+        // `text_mutex` held (see the module documentation).
+        let init = change.plan.auipc.is_none();
+        if init {
+            // SAFETY: the callers of an initialisation do not hold
+            // `text_mutex`; it is released below.
+            unsafe { bindings::rftrace_shim_text_lock() };
+        }
+        let mut ret = 0;
+        for w in change.plan.writes {
+            ret = match w {
+                // SAFETY: `addr` is the 8-byte aligned literal of a checked
+                // site (`Site`); the shim stores it with one 64-bit store,
+                // under `text_mutex`.
+                Write::Literal { addr, ops } => unsafe {
+                    bindings::rftrace_shim_rv_literal_write(
+                        c_word(addr),
+                        c_word(ops.addr(nop, list)),
+                    )
+                },
+                // SAFETY: `ip` is the checked, 4-byte aligned slot of a
+                // patch site; one 32-bit store under `text_mutex`.
+                Write::Jalr { ip, new, .. } => unsafe {
+                    bindings::rftrace_shim_rv_insn_write(c_word(ip), new)
+                },
+                // SAFETY: `pc` is the checked, 8-byte aligned entry of a
+                // patch site (its literal is aligned and 8 bytes before);
+                // one 64-bit store under `text_mutex`.
+                Write::Entry { pc, new, .. } => unsafe {
+                    bindings::rftrace_shim_rv_entry_write(c_word(pc), u64::from_le_bytes(new))
+                },
+            };
+            if ret != 0 {
+                break;
+            }
+        }
+        if init {
+            // SAFETY: taken above by this task.
+            unsafe { bindings::rftrace_shim_text_unlock() };
+        }
+        if ret != 0 {
+            return Err(Failure::Write);
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) {}
+
+    fn relax(&mut self) {
+        if self.may_sleep {
+            // SAFETY: the generic code asked for a pass that may sleep
+            // (`FTRACE_MODIFY_MAY_SLEEP_FL`).
+            unsafe { bindings::rftrace_shim_cond_resched() };
+        }
+    }
+}
