@@ -102,3 +102,15 @@ int rftrace_shim_corrupt(unsigned long ip, const u8 *insn)
 		return -EBUSY;
 	return patch_insn_write((void *)ip, &hint, sizeof(hint));
 }
+
+/*
+ * The patch-site address (the jalr slot) of a call-site list entry, 0 if it
+ * cannot be patched: the entry is the ops literal, which must be 8-byte
+ * aligned, where ftrace_caller looks for it.  7.2 does not check.
+ */
+unsigned long rftrace_shim_call_adjust(unsigned long addr)
+{
+	if (!IS_ALIGNED(addr, sizeof(unsigned long)))
+		return 0;
+	return ftrace_call_adjust(addr);
+}

@@ -52,8 +52,8 @@ if ! cmp -s "$frag.new" "$frag" || [ ! -f "$out/.config" ]; then
 	(cd "$out" && KCONFIG_CONFIG=.config "$SRC/scripts/kconfig/merge_config.sh" \
 		-m -O "$out" .config "$frag.new" >/dev/null)
 	"${mk[@]}" -s olddefconfig >/dev/null
-	mv "$frag.new" "$frag"
-	# Every line of the fragment must have survived olddefconfig.
+	# Every line of the fragment must have survived olddefconfig (checked
+	# before the fragment is recorded, so a refused one is tried again).
 	bad=0
 	while IFS= read -r line; do
 		case $line in
@@ -65,8 +65,9 @@ if ! cmp -s "$frag.new" "$frag" || [ ! -f "$out/.config" ]; then
 			grep -q "^$sym=" "$out/.config" &&
 				{ echo "config: $sym should be off"; bad=1; } ;;
 		esac
-	done <"$frag"
+	done <"$frag.new"
 	[ $bad = 0 ] || die "config fragment not honoured (missing deps?); see $out/.config"
+	mv "$frag.new" "$frag"
 else
 	rm -f "$frag.new"
 fi
@@ -80,7 +81,7 @@ start=$(date +%s)
 # warning names its file on the "-->" line under it).  A warning of the
 # files compiled in this build only: an incremental build recompiles
 # what changed.
-own='kernel/trace/rftrace/|rftrace|kernel/trace/(ftrace|fgraph)[.]c|arch/(x86|arm64)/kernel/ftrace[.]c|arch/x86/include/asm/ftrace[.]h|samples/ftrace/'
+own='kernel/trace/rftrace/|rftrace|kernel/trace/(ftrace|fgraph)[.]c|arch/(x86|arm64|riscv)/kernel/ftrace[.]c|arch/x86/include/asm/ftrace[.]h|samples/ftrace/'
 warns=$(awk -v own="$own" '
 	/warning:/ { if ($0 ~ own) { print; next } w = $0; n = 4; next }
 	n > 0 { n--; if ($0 ~ /-->/ && $0 ~ own) { print w; print; n = 0 } }

@@ -670,10 +670,29 @@ fn wrong_bytes_are_refused() {
 /// literal included.
 #[cfg(CONFIG_RISCV)]
 fn wrong_bytes_are_refused() {
-    use crate::rfcore::riscv64::{
-        fixed_auipc,
-        EBREAK,
-        NOP, //
+    use crate::{
+        karch::{
+            KernelArch,
+            Native, //
+        },
+        rfcore::{
+            flags::RecFlags,
+            record::{
+                Decision,
+                Update, //
+            },
+            riscv64::{
+                fixed_auipc,
+                EBREAK,
+                NOP, //
+            },
+            update::{
+                Arch,
+                Facts,
+                Failure,
+                Insn, //
+            },
+        },
     };
     use kernel::{
         bindings,
@@ -701,11 +720,14 @@ fn wrong_bytes_are_refused() {
     assert!(auipc.is_ok());
     let auipc = auipc.unwrap_or(NOP);
     let failures = crate::STATS.failures.load(Relaxed);
-    let _lock = crate::kside::lock::FtraceLockGuard::lock();
-    let target = caller;
+    let lock = crate::kside::lock::FtraceLockGuard::lock();
+    let target = crate::kside::env::c_word(caller);
+    // Updated already, as the kernel updates a record before the hook: one
+    // ops, enabled (the literal is to hold the list ops).
+    let enabled = (bindings::FTRACE_FL_ENABLED | 1) as usize;
     let mut rec = bindings::dyn_ftrace {
         ip,
-        flags: 0,
+        flags: enabled,
         ..Default::default()
     };
     let unchanged = |auipc: u32, slot: u32| {
@@ -713,16 +735,39 @@ fn wrong_bytes_are_refused() {
             && SITE.auipc.load(Relaxed) == auipc
             && SITE.slot.load(Relaxed) == slot
     };
-    // The slot holds a breakpoint, not the record's nop.
+    // The slot holds a breakpoint, not the nop a call is made from: the
+    // arch's check says so with both words, and the hook refuses.
     SITE.auipc.store(auipc, Relaxed);
     SITE.slot.store(EBREAK, Relaxed);
+    let facts = Facts {
+        ip: ip as u64,
+        flags: RecFlags::from_raw(0),
+        curr: 0,
+        new: caller,
+        unique: None,
+    };
+    let decision = Decision {
+        update: Update::MakeCall,
+        flags: RecFlags::from_raw(enabled as u64),
+    };
+    let arch = &mut Native::for_pass(&lock, false);
+    let change = arch.plan(&facts, &decision);
+    assert!(change.is_ok());
+    if let Ok(change) = change {
+        assert_eq!(
+            arch.check(&change),
+            Err(Failure::Mismatch {
+                expected: Insn::word(NOP),
+                actual: Insn::word(EBREAK),
+            })
+        );
+    }
     // SAFETY: a private record; the hook reads the fake site and refuses.
     let ret = unsafe { crate::kside::entry::rftrace_make_call(&mut rec, target) };
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert!(unchanged(auipc, EBREAK));
     assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
-    // Nor is it the `jalr` an enabled record says.
-    rec.flags = (bindings::FTRACE_FL_ENABLED | 1) as usize;
+    // Nor is it the `jalr` an enabled record's call is removed from.
     // SAFETY: as above.
     let ret = unsafe {
         crate::kside::entry::rftrace_make_nop(core::ptr::null_mut(), &mut rec, target, false)
@@ -733,7 +778,15 @@ fn wrong_bytes_are_refused() {
     // the literal store too.
     SITE.auipc.store(NOP, Relaxed);
     SITE.slot.store(NOP, Relaxed);
-    rec.flags = 0;
+    if let Ok(change) = arch.plan(&facts, &decision) {
+        assert_eq!(
+            arch.check(&change),
+            Err(Failure::Mismatch {
+                expected: Insn::word(auipc),
+                actual: Insn::word(NOP),
+            })
+        );
+    }
     // SAFETY: as above.
     let ret = unsafe { crate::kside::entry::rftrace_make_call(&mut rec, target) };
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
