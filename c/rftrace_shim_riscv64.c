@@ -18,6 +18,7 @@
 #include <linux/mutex.h>
 #include <linux/string.h>
 
+#include <asm/barrier.h>
 #include <asm/ftrace.h>
 #include <asm/insn-def.h>
 #include <asm/text-patching.h>
@@ -70,13 +71,19 @@ void rftrace_shim_text_unlock(void)
 }
 
 /*
- * The literal is data, but it is written like 7.2 writes it: through the
- * text mapping, with the instruction caches made coherent after it, so
- * that it is visible before the jalr that leads to it.
+ * The literal is data that ftrace_caller loads after the jalr ran: it needs
+ * no instruction-cache maintenance, only to be visible before the jalr
+ * store that follows it (the write barrier).  7.2 writes it with
+ * patch_text_nosync(), whose flush_icache_range() makes every hart
+ * execute fence.i (an IPI or an SBI remote fence) once per site; the
+ * arch update hook flushes once after the whole pass.
  */
 int rftrace_shim_rv_literal_write(unsigned long addr, unsigned long val)
 {
-	return patch_text_nosync((void *)addr, &val, sizeof(val));
+	int ret = patch_insn_write((void *)addr, &val, sizeof(val));
+
+	smp_wmb();
+	return ret;
 }
 
 int rftrace_shim_rv_insn_write(unsigned long ip, u32 insn)

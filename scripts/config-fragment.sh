@@ -6,7 +6,9 @@
 # of the fragment logic): configs/ARCH.config, built with -O2,
 # plus the variant's lines; a "-os" suffix builds with
 # CONFIG_CC_OPTIMIZE_FOR_SIZE instead, a "-gcov" suffix (after it) with
-# CONFIG_GCOV_KERNEL.
+# CONFIG_GCOV_KERNEL; on riscv64 a "-norelax" suffix (before "-gcov")
+# links vmlinux with --no-relax as 7.2 does (CONFIG_FTRACE_RUST_CORE_
+# RISCV_RELAX=n), which the other Rust variants leave on.
 #   stock   CONFIG_FTRACE_RUST_CORE=n
 #   rust    CONFIG_FTRACE_RUST_CORE=y
 #   shadow  CONFIG_FTRACE_RUST_CORE=y and CONFIG_FTRACE_RUST_CORE_SHADOW=y
@@ -16,7 +18,10 @@
 
 # rft_config_fragment ARCH VARIANT: prints the fragment.
 rft_config_fragment() {
-	local arch=$1 variant=${2%-gcov} base
+	local arch=$1 variant=${2%-gcov} base norelax=0
+	case $variant in
+	*-norelax) norelax=1; variant=${variant%-norelax} ;;
+	esac
 	base=${variant%-os}
 	if [ "$base" != "$variant" ]; then
 		# The -Os flavour: what tinyconfig picks, and where GCC 12 leaves
@@ -55,6 +60,15 @@ rft_config_fragment() {
 		esac ;;
 	*) die "unknown variant $variant" ;;
 	esac
+	# riscv64 with the Rust core keeps linker relaxation for vmlinux
+	# (patch 0025) unless the variant ends in "-norelax" (as 7.2 links).
+	if [ "$arch" = riscv64 ] && [ "$base" != stock ]; then
+		if [ $norelax = 1 ]; then
+			echo "# CONFIG_FTRACE_RUST_CORE_RISCV_RELAX is not set"
+		else
+			echo "CONFIG_FTRACE_RUST_CORE_RISCV_RELAX=y"
+		fi
+	fi
 	# A "-gcov" suffix: gcov data of kernel/trace/ftrace.o in debugfs
 	# (scripts/gcov-ftrace.sh; build-kernel.sh profiles that object only).
 	case $2 in
