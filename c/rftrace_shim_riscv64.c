@@ -82,6 +82,7 @@ int rftrace_shim_rv_literal_write(unsigned long addr, unsigned long val)
 {
 	int ret = patch_insn_write((void *)addr, &val, sizeof(val));
 
+	/* Pairs with the jalr that leads ftrace_caller to load the literal. */
 	smp_wmb();
 	return ret;
 }
