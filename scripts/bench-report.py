@@ -19,6 +19,11 @@ import statistics
 import subprocess
 import sys
 
+# Patching rows: sites, then the "on" and "off" times.  register_1: one
+# function's ops registered and unregistered (the function tracer on and
+# off with a one-function filter); filter_change: a started ops' filter
+# changed to 1000 other functions ("on") and back ("off").
+PATCH_KINDS = ("patch_all", "patch_1000", "register_1", "filter_change")
 ROW_FIELDS = ("relevant", "irrelevant", "save_regs", "ratio")
 SUMMARY_FIELDS = ("median", "min", "max", "n", "samples")
 TOP_FIELDS = ("machine", "accelerator", "clock", "unit", "qemu", "qemu_args",
@@ -28,7 +33,8 @@ TOP_FIELDS = ("machine", "accelerator", "clock", "unit", "qemu", "qemu_args",
 
 
 def parse_log(path):
-    out = {"ops": {}, "site": {}, "patch_all": [], "patch_1000": [], "boot": None,
+    out = {"ops": {}, "site": {}, "patch_all": [], "patch_1000": [], "register_1": [],
+           "filter_change": [], "boot": None,
            "clock": None}
     with open(path, errors="replace") as f:
         for raw in f:
@@ -47,7 +53,7 @@ def parse_log(path):
                 # "relevant=R irrelevant=I save_regs=S <enabled_functions line>"
                 key = (int(kv["relevant"]), int(kv["irrelevant"]), int(kv["save_regs"]))
                 out["site"][key] = rest.split(" ", 3)[3] if rest.count(" ") >= 3 else ""
-            elif kind in ("patch_all", "patch_1000"):
+            elif kind in PATCH_KINDS:
                 out[kind].append((int(kv["sites"]), int(kv["on_us"]), int(kv["off_us"])))
             elif kind == "boot":
                 out["boot"] = rest
@@ -106,7 +112,8 @@ def cpu_model():
 def kernel_build(build, variant):
     """What identifies one booted kernel: release, its ftrace core options
     and a hash of the image and of the whole .config."""
-    out = os.path.join(build, f"out-x86_64-{variant}")
+    arch = os.environ.get("RFT_ARCH", "x86_64")
+    out = os.path.join(build, f"out-{arch}-{variant}")
     info = {"variant": variant}
     try:
         with open(os.path.join(out, "include/config/kernel.release")) as f:
@@ -116,7 +123,9 @@ def kernel_build(build, variant):
         info["config_sha256"] = hashlib.sha256(cfg).hexdigest()
         info["ftrace_rust_core"] = [l for l in cfg.decode(errors="replace").splitlines()
                                     if "FTRACE_RUST_CORE" in l]
-        with open(os.path.join(out, "arch/x86/boot/bzImage"), "rb") as f:
+        image = {"arm64": "arch/arm64/boot/Image",
+                 "riscv64": "arch/riscv/boot/Image"}.get(arch, "arch/x86/boot/bzImage")
+        with open(os.path.join(out, image), "rb") as f:
             info["image_sha256"] = hashlib.sha256(f.read()).hexdigest()
     except OSError as e:
         info["error"] = str(e)
@@ -156,7 +165,10 @@ def report(a):
     unit = "guest instructions (icount: 1 ns = 1 instruction)" if icount else "ns (TCG wall clock)"
     allruns = [r for v in variants for r in runs[v]]
     rows = sorted({k for r in allruns for k in r["ops"]})
-    qemu = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True,
+    qemu_bin = {"arm64": "qemu-system-aarch64",
+                "riscv64": "qemu-system-riscv64"}.get(os.environ.get("RFT_ARCH", "x86_64"),
+                                                      "qemu-system-x86_64")
+    qemu = subprocess.run([qemu_bin, "--version"], capture_output=True,
                           text=True).stdout.splitlines()[0:1]
     result = {
         "machine": {"cpu_model": cpu_model(), "cpus": os.cpu_count(),
@@ -212,7 +224,7 @@ def report(a):
     print(f"| patching | sites | " + " | ".join(f"{v} on / off {pu} (median)" for v in variants)
           + f" | {result['ratio']} on, off |")
     print("|---|---:|" + "---|" * len(variants) + "---|")
-    for kind in ("patch_all", "patch_1000"):
+    for kind in PATCH_KINDS:
         entry = {}
         for v in variants:
             samples = [x for r in runs[v] for x in r[kind]]
@@ -299,7 +311,7 @@ def check(path):
         if len(variants) > 1 and not isinstance(row.get("ratio"), (int, float)):
             errs.append(f"{where}: no ratio")
     if d.get("patch_reps", 0) > 0:
-        for kind in ("patch_all", "patch_1000"):
+        for kind in PATCH_KINDS:
             for v in variants:
                 e = d.get("patching_us", {}).get(kind, {}).get(v, {})
                 if not e.get("sites"):

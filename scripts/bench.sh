@@ -100,7 +100,7 @@ if [ -n "$(git -C "$top" status --porcelain -- rust c include patches Kconfig Kb
 fi
 python3 "$top/scripts/bench-report.py" --dir "$dir" --out "$out" \
 	--variants "${vlist[*]}" --reps "$reps" --calls "$calls" --patch-reps "$preps" \
-	--config "$top/configs/x86_64.config" --clock "$clock" --qemu-args "$qargs" \
+	--config "$top/configs/$RFT_ARCH.config" --clock "$clock" --qemu-args "$qargs" \
 	--commit "$commit" --build "$BUILD" \
 	--kernel "$(cat "$SRC/.debian-version" 2>/dev/null || echo unknown)"
 python3 "$top/scripts/bench-report.py" --check "$out"
