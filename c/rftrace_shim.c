@@ -208,15 +208,6 @@ unsigned long rftrace_shim_caller(bool regs)
 	return regs ? (unsigned long)FTRACE_REGS_ADDR : (unsigned long)FTRACE_ADDR;
 }
 
-#ifdef CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS
-/* The two static ops a per-callsite ops literal holds besides a unique one. */
-unsigned long rftrace_shim_stub_ops(bool list)
-{
-	return list ? (unsigned long)&ftrace_list_ops :
-		      (unsigned long)&ftrace_nop_ops;
-}
-#endif
-
 /* The direct trampoline registered for @ip, 0 if none (or no support). */
 unsigned long rftrace_shim_direct(unsigned long ip)
 {

@@ -2,10 +2,10 @@
 /*
  * arm64 part of the C shim of the Rust dynamic ftrace core.
  *
- * The arm64 call-site hooks that kernel/trace/ftrace.c calls, forwarded to
- * Rust, and what the Rust side needs from arch code: reading and patching
- * one instruction, storing a per-callsite ops literal and the module
- * ftrace PLT of an address.
+ * What the Rust side needs from arm64 arch code (the call-site hooks are
+ * in c/rftrace_shim_call_ops.c): reading and patching one instruction,
+ * storing a per-callsite ops literal and the module ftrace PLT of an
+ * address.
  *
  * This file is built without the ftrace instrumentation (see Kbuild).
  */
@@ -23,38 +23,6 @@
 #include <asm/text-patching.h>
 
 #include "../include/rftrace.h"
-
-/* The Rust side checks the same against its bindings. */
-static_assert(MCOUNT_INSN_SIZE == 4);
-
-int ftrace_make_call(struct dyn_ftrace *rec, unsigned long addr)
-{
-	return rftrace_make_call(rec, addr);
-}
-
-int ftrace_modify_call(struct dyn_ftrace *rec, unsigned long old_addr,
-		       unsigned long addr)
-{
-	return rftrace_modify_call(rec, old_addr, addr);
-}
-
-int ftrace_make_nop(struct module *mod, struct dyn_ftrace *rec,
-		    unsigned long addr)
-{
-	return rftrace_make_nop(mod, rec, addr, false);
-}
-
-int ftrace_init_nop(struct module *mod, struct dyn_ftrace *rec)
-{
-	return rftrace_make_nop(mod, rec, 0, true);
-}
-
-/* Replaces the generic (weak) one: the Rust update pass over every record. */
-void ftrace_replace_code(int mod_flags)
-{
-	rftrace_replace_code(mod_flags & RFTRACE_MODIFY_ENABLE,
-			     mod_flags & RFTRACE_MODIFY_MAY_SLEEP);
-}
 
 int rftrace_shim_insn_read(unsigned long ip, u32 *insn)
 {
@@ -113,18 +81,4 @@ unsigned long rftrace_shim_plt(unsigned long ip, struct module *mod)
 #else
 	return 0;
 #endif
-}
-
-/*
- * The patch-site address of a call-site list entry, 0 if it cannot be
- * patched: the entry (the first of the NOPs that hold the ops literal) must
- * be 8-byte aligned.  Checked here so that the Rust core reports such a
- * site itself; ftrace_call_adjust() would warn once per site.
- */
-unsigned long rftrace_shim_call_adjust(unsigned long addr)
-{
-	if (IS_ENABLED(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS) &&
-	    !IS_ALIGNED(addr, sizeof(unsigned long)))
-		return 0;
-	return ftrace_call_adjust(addr);
 }

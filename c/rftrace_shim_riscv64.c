@@ -2,9 +2,8 @@
 /*
  * riscv64 part of the C shim of the Rust dynamic ftrace core.
  *
- * The riscv call-site hooks that kernel/trace/ftrace.c calls, forwarded to
- * Rust, and what the Rust side needs from arch code: the three stores a
- * patch site gets (its per-callsite ops literal, the slot that toggles
+ * What the Rust side needs from riscv arch code (the call-site hooks are
+ * in c/rftrace_shim_call_ops.c): the three stores a patch site gets (its per-callsite ops literal, the slot that toggles
  * between nop and jalr, and once the auipc with the nop after it), all
  * through the kernel's text patching, which needs text_mutex.
  *
@@ -24,39 +23,6 @@
 #include <asm/text-patching.h>
 
 #include "../include/rftrace.h"
-
-/* The Rust side checks the same against its bindings. */
-static_assert(MCOUNT_INSN_SIZE == 4);
-
-int ftrace_make_call(struct dyn_ftrace *rec, unsigned long addr)
-{
-	return rftrace_make_call(rec, addr);
-}
-
-int ftrace_modify_call(struct dyn_ftrace *rec, unsigned long old_addr,
-		       unsigned long addr)
-{
-	return rftrace_modify_call(rec, old_addr, addr);
-}
-
-int ftrace_make_nop(struct module *mod, struct dyn_ftrace *rec,
-		    unsigned long addr)
-{
-	return rftrace_make_nop(mod, rec, addr, false);
-}
-
-/* The Rust core takes text_mutex for the first stores at a site. */
-int ftrace_init_nop(struct module *mod, struct dyn_ftrace *rec)
-{
-	return rftrace_make_nop(mod, rec, 0, true);
-}
-
-/* Replaces the generic (weak) one: the Rust update pass over every record. */
-void ftrace_replace_code(int mod_flags)
-{
-	rftrace_replace_code(mod_flags & RFTRACE_MODIFY_ENABLE,
-			     mod_flags & RFTRACE_MODIFY_MAY_SLEEP);
-}
 
 void rftrace_shim_text_lock(void)
 	__acquires(&text_mutex)
@@ -109,16 +75,4 @@ int rftrace_shim_corrupt(unsigned long ip, const u8 *insn)
 	if (le32_to_cpu(word) != RISCV_INSN_NOP4)
 		return -EBUSY;
 	return patch_insn_write((void *)ip, &hint, sizeof(hint));
-}
-
-/*
- * The patch-site address (the jalr slot) of a call-site list entry, 0 if it
- * cannot be patched: the entry is the ops literal, which must be 8-byte
- * aligned, where ftrace_caller looks for it.  7.2 does not check.
- */
-unsigned long rftrace_shim_call_adjust(unsigned long addr)
-{
-	if (!IS_ALIGNED(addr, sizeof(unsigned long)))
-		return 0;
-	return ftrace_call_adjust(addr);
 }

@@ -219,7 +219,7 @@ unsigned long rftrace_shim_caller(bool regs);
 /* ftrace_find_rec_direct(), 0 without direct-call support. */
 unsigned long rftrace_shim_direct(unsigned long ip);
 
-/* CALL_OPS (c/rftrace_shim.c): ftrace_list_ops if @list, else ftrace_nop_ops. */
+/* CALL_OPS (c/rftrace_shim_call_ops.c): ftrace_list_ops if @list, else ftrace_nop_ops. */
 unsigned long rftrace_shim_stub_ops(bool list);
 /* arm64: one instruction, the ops literal, PLTs. */
 int rftrace_shim_insn_read(unsigned long ip, u32 *insn);
@@ -259,7 +259,7 @@ void rftrace_shim_text_ranges(struct module *mod, unsigned long *ranges);
 bool rftrace_shim_within_module(struct module *mod, unsigned long addr);
 /* The largest order of a page group (MAX_PAGE_ORDER). */
 int rftrace_shim_max_order(void);
-/* ftrace_call_adjust(): arm64 BTI kernels, and KUnit's cross-check. */
+/* ftrace_call_adjust() (x86 and CALL_OPS shims): arm64 BTI, KUnit. */
 unsigned long rftrace_shim_call_adjust(unsigned long addr);
 void rftrace_shim_refused_site(struct module *mod, const char *why,
 			       unsigned long addr);

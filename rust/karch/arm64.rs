@@ -14,16 +14,13 @@
 //!
 //! A leaf module with `unsafe` code.
 
-use kernel::{
-    bindings,
-    sync::atomic::{
-        Atomic,
-        Relaxed, //
-    }, //
-};
+use kernel::bindings;
 
 use crate::{
-    karch::KernelArch,
+    karch::{
+        self,
+        KernelArch, //
+    },
     kside::env::{
         c_word,
         shared_caller,
@@ -40,7 +37,6 @@ use crate::{
             Arm64Change,
             Write, //
         },
-        flags::CALL_OPS_EN,
         record::Decision,
         update::{
             Arch,
@@ -55,9 +51,6 @@ const _: () = assert!(bindings::MCOUNT_INSN_SIZE == 4);
 /// GCC kernels have no BTI in the patch site (`ARM64_BTI_KERNEL` needs
 /// clang).
 const BTI: bool = cfg!(CONFIG_ARM64_BTI_KERNEL);
-
-/// CALL_OPS sites found without their unique ops (the kernel warns once).
-static NO_UNIQUE: Atomic<u32> = Atomic::new(0);
 
 /// arm64 as the update pass sees it.
 ///
@@ -106,12 +99,7 @@ impl Arch for Arm64<'_> {
     const CALL_OPS: bool = true;
 
     fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<Arm64Change, Failure> {
-        if decision.flags.any(CALL_OPS_EN)
-            && facts.unique.is_none()
-            && NO_UNIQUE.fetch_add(1, Relaxed) == 0
-        {
-            kernel::pr_warn!("no unique ops for a CALL_OPS site at {:#x}\n", facts.ip);
-        }
+        karch::check_unique(facts, decision);
         let caller = shared_caller(false);
         plan_update(facts, decision, BTI, caller, self.plt(facts.ip))
     }
@@ -150,13 +138,7 @@ impl Arch for Arm64<'_> {
     }
 
     fn write(&mut self, change: &Arm64Change) -> Result<(), Failure> {
-        // SAFETY: plain address lookups of two static ops.
-        let (nop, list) = unsafe {
-            (
-                word(bindings::rftrace_shim_stub_ops(false)),
-                word(bindings::rftrace_shim_stub_ops(true)),
-            )
-        };
+        let (nop, list) = karch::stub_ops();
         for w in change.plan.writes {
             let ret = match w {
                 // SAFETY: `addr` is the 8-byte aligned literal slot before
@@ -182,10 +164,6 @@ impl Arch for Arm64<'_> {
     fn flush(&mut self) {}
 
     fn relax(&mut self) {
-        if self.may_sleep {
-            // SAFETY: the generic code asked for a pass that may sleep
-            // (`FTRACE_MODIFY_MAY_SLEEP_FL`).
-            unsafe { bindings::rftrace_shim_cond_resched() };
-        }
+        karch::relax(self.may_sleep);
     }
 }

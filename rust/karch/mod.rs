@@ -8,7 +8,24 @@
 //! are written once here, over [`Native`], the architecture being built.
 
 use kernel::ffi::c_int;
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)]
+use kernel::{
+    bindings,
+    sync::atomic::{
+        Atomic,
+        Relaxed, //
+    }, //
+};
 
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)]
+use crate::{
+    kside::env::word,
+    rfcore::{
+        flags::CALL_OPS_EN,
+        record::Decision,
+        update::Facts, //
+    },
+};
 use crate::{
     kside::env::{
         Module,
@@ -105,4 +122,43 @@ pub(crate) fn make_nop(module: Module<'_>, rec: Rec<'_>, addr: u64, init: bool) 
         Single::MakeNop { old: addr }
     };
     pass::single(rec, arch, op)
+}
+
+/// CALL_OPS sites found without their unique ops (the kernel warns once).
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)]
+static NO_UNIQUE: Atomic<u32> = Atomic::new(0);
+
+/// CALL_OPS: warns once when a site is to call its single ops through the
+/// literal and that ops was not found (the literal then gets the list ops).
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)]
+pub(crate) fn check_unique(facts: &Facts, decision: &Decision) {
+    if decision.flags.any(CALL_OPS_EN)
+        && facts.unique.is_none()
+        && NO_UNIQUE.fetch_add(1, Relaxed) == 0
+    {
+        kernel::pr_warn!("no unique ops for a CALL_OPS site at {:#x}\n", facts.ip);
+    }
+}
+
+/// CALL_OPS: the addresses of the kernel's two static ops a literal holds
+/// besides a unique one, `(ftrace_nop_ops, ftrace_list_ops)`.
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)]
+pub(crate) fn stub_ops() -> (u64, u64) {
+    // SAFETY: plain address lookups of two static ops.
+    unsafe {
+        (
+            word(bindings::rftrace_shim_stub_ops(false)),
+            word(bindings::rftrace_shim_stub_ops(true)),
+        )
+    }
+}
+
+/// A rescheduling point between two records of a pass that may sleep.
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)]
+pub(crate) fn relax(may_sleep: bool) {
+    if may_sleep {
+        // SAFETY: the generic code asked for a pass that may sleep
+        // (`FTRACE_MODIFY_MAY_SLEEP_FL`).
+        unsafe { bindings::rftrace_shim_cond_resched() };
+    }
 }

@@ -23,24 +23,21 @@
 
 use kernel::{
     bindings,
-    ffi::c_void,
-    sync::atomic::{
-        Atomic,
-        Relaxed, //
-    }, //
+    ffi::c_void, //
 };
 
 use crate::{
-    karch::KernelArch,
+    karch::{
+        self,
+        KernelArch, //
+    },
     kside::env::{
         c_word,
         shared_caller,
-        word,
         Module, //
     },
     kside::lock::FtraceLocked,
     rfcore::{
-        flags::CALL_OPS_EN,
         record::Decision,
         riscv64::{
             call_site,
@@ -64,9 +61,6 @@ const _: () = assert!(bindings::MCOUNT_INSN_SIZE == 4);
 
 /// The compiler's NOPs are `c.nop` (the C extension).
 const RVC: bool = cfg!(CONFIG_RISCV_ISA_C);
-
-/// CALL_OPS sites found without their unique ops (the kernel warns once).
-static NO_UNIQUE: Atomic<u32> = Atomic::new(0);
 
 /// riscv64 as the update pass sees it.
 pub(crate) struct Riscv64<'a> {
@@ -122,12 +116,7 @@ impl Arch for Riscv64<'_> {
     const CALL_OPS: bool = true;
 
     fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<Riscv64Change, Failure> {
-        if decision.flags.any(CALL_OPS_EN)
-            && facts.unique.is_none()
-            && NO_UNIQUE.fetch_add(1, Relaxed) == 0
-        {
-            kernel::pr_warn!("no unique ops for a CALL_OPS site at {:#x}\n", facts.ip);
-        }
+        karch::check_unique(facts, decision);
         Ok(plan_update(facts, decision, shared_caller(false))?)
     }
 
@@ -151,13 +140,7 @@ impl Arch for Riscv64<'_> {
     }
 
     fn write(&mut self, change: &Riscv64Change) -> Result<(), Failure> {
-        // SAFETY: plain address lookups of two static ops.
-        let (nop, list) = unsafe {
-            (
-                word(bindings::rftrace_shim_stub_ops(false)),
-                word(bindings::rftrace_shim_stub_ops(true)),
-            )
-        };
+        let (nop, list) = karch::stub_ops();
         // The first initialisation is the only change made without
         // `text_mutex` held (see the module documentation).
         let init = change.plan.auipc.is_none();
@@ -207,10 +190,6 @@ impl Arch for Riscv64<'_> {
     fn flush(&mut self) {}
 
     fn relax(&mut self) {
-        if self.may_sleep {
-            // SAFETY: the generic code asked for a pass that may sleep
-            // (`FTRACE_MODIFY_MAY_SLEEP_FL`).
-            unsafe { bindings::rftrace_shim_cond_resched() };
-        }
+        karch::relax(self.may_sleep);
     }
 }

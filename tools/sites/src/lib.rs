@@ -10,8 +10,8 @@
 //! The per-architecture knowledge (where the kernel puts the patch site for
 //! an entry, what it expects to find there before its first write) comes
 //! from the pure core of the Rust ftrace core (`rftrace::rfcore`), so the
-//! tool checks an image against the very rules the kernel runs; riscv64,
-//! which the core does not have yet, is in [`riscv`].
+//! tool checks an image against the very rules the kernel runs, riscv64's
+//! included ([`riscv`] re-exports them).
 
 #![forbid(unsafe_code)]
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! riscv64 patch sites with `CALL_OPS` (the pure core has no riscv module
-//! yet, so the layout lives here).
+//! riscv64 patch sites with `CALL_OPS`: the layout and the entry-to-ip
+//! rule are the pure core's (`rfcore::riscv64`, which the kernel runs);
+//! what only the tool needs, the NOPs of a whole unconverted site, is
+//! here.
 //!
 //! The kernel compiles with `-fpatchable-function-entry=8,4` when it has
 //! the C extension (`4,2` without): 8 bytes of NOPs before the function
@@ -18,14 +20,12 @@
 //!   entry+12   c.nop x2 (or nop)      <- ip, becomes jalr / nop
 //! ```
 
-/// Size of the literal (and of the NOPs in front of the function).
-pub const LITERAL_SIZE: u64 = 8;
-
-/// Distance from the entry (the literal) to the function symbol.
-pub const FUNC_OFFSET: u64 = 8;
-
-/// Distance from the entry to the record's ip (the `jalr` slot).
-pub const IP_OFFSET: u64 = 12;
+pub use rftrace::rfcore::riscv64::{
+    call_site,
+    FUNC_OFFSET,
+    IP_OFFSET,
+    LITERAL_SIZE, //
+};
 
 /// Bytes of NOPs the compiler puts at a site (literal and entry).
 pub const SITE_SIZE: usize = 16;
@@ -35,15 +35,6 @@ pub const C_NOP: [u8; 2] = [0x01, 0x00];
 
 /// `nop` (`addi x0, x0, 0`), little-endian.
 pub const NOP: [u8; 4] = [0x13, 0x00, 0x00, 0x00];
-
-/// The ip of the site recorded at `entry`, or `None` if the literal is
-/// not 8-byte aligned (the site is refused, as on arm64).
-pub const fn call_site(entry: u64) -> Option<u64> {
-    if entry == 0 || !entry.is_multiple_of(LITERAL_SIZE) {
-        return None;
-    }
-    entry.checked_add(IP_OFFSET)
-}
 
 /// Whether `bytes` (the [`SITE_SIZE`] bytes from the entry) are all NOPs,
 /// `c.nop` or `nop`, with an instruction boundary at the function symbol.
