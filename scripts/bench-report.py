@@ -22,7 +22,7 @@ import sys
 # Patching rows: sites, then the "on" and "off" times.  register_1: one
 # function's ops registered and unregistered (the function tracer on and
 # off with a one-function filter); filter_change: a started ops' filter
-# changed to 1000 other functions ("on") and back ("off").
+# changed from vfs_* to sched_* ("on") and back ("off").
 PATCH_KINDS = ("patch_all", "patch_1000", "register_1", "filter_change")
 ROW_FIELDS = ("relevant", "irrelevant", "save_regs", "ratio")
 SUMMARY_FIELDS = ("median", "min", "max", "n", "samples")
