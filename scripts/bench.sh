@@ -12,6 +12,9 @@
 #     (--rows 1:0,2:0 picks some)
 #   - patching latency: the function tracer on/off over every traceable
 #     function and over a 1000-function filter, PATCH_REPS times (default 3)
+#   - registry latency: one function's ops registered and unregistered
+#     (the tracer on and off with a one-function filter), and a started
+#     ops' filter changed (vfs_* to sched_* and back), PATCH_REPS times
 #   - boot-time record setup and table size (dyn_ftrace_total_info)
 # Writes a machine-readable JSON file (default build/bench/results.json)
 # with machine, CPU model, accelerator, clock, kernel and config, prints a
