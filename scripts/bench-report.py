@@ -132,6 +132,14 @@ def kernel_build(build, variant):
     return info
 
 
+def run_files(d, variant, ext):
+    """The files VARIANT-REP.EXT of one variant's runs ("rust-1.log", not
+    "rust-norelax-1.log")."""
+    pat = re.compile(re.escape(variant) + r"-\d+\." + re.escape(ext) + "$")
+    return sorted(p for p in glob.glob(os.path.join(d, "logs", f"{variant}-*.{ext}"))
+                  if pat.match(os.path.basename(p)))
+
+
 def fmt(x, scale=1.0, prec=1):
     if not x:
         return "n/a"
@@ -149,14 +157,14 @@ def report(a):
     variants = a.variants.split()
     runs = {}
     for v in variants:
-        logs = sorted(glob.glob(os.path.join(a.dir, "logs", f"{v}-*.log")))
+        logs = run_files(a.dir, v, "log")
         runs[v] = [parse_log(p) for p in logs]
         if not runs[v]:
             sys.exit(f"no logs for {v} in {a.dir}/logs")
     secs = {}
     for v in variants:
         vals = []
-        for p in sorted(glob.glob(os.path.join(a.dir, "logs", f"{v}-*.secs"))):
+        for p in run_files(a.dir, v, "secs"):
             with open(p) as f:
                 vals.append(int(f.read().strip() or 0))
         secs[v] = summary(vals)
