@@ -202,6 +202,16 @@ struct ftrace_hash *rftrace_shim_ops_hash(struct ftrace_ops *ops, bool no_trace)
 					 lockdep_is_held(&ftrace_lock));
 }
 
+struct ftrace_hash **rftrace_shim_ops_hash_slot(struct ftrace_ops *ops,
+						bool no_trace)
+{
+	struct ftrace_ops_hash *h = ops->func_hash;
+
+	if (!h)
+		return NULL;
+	return no_trace ? &h->notrace_hash : &h->filter_hash;
+}
+
 /* The shared callers: FTRACE_REGS_ADDR if @regs, else FTRACE_ADDR. */
 unsigned long rftrace_shim_caller(bool regs)
 {

@@ -160,6 +160,24 @@ int rftrace_startup(struct ftrace_ops *ops, int command);
 struct ftrace_release;
 int rftrace_shutdown(struct ftrace_ops *ops, int command,
 		     struct ftrace_release *rel);
+/*
+ * __ftrace_hash_move_and_update_ops(): the filter (@enable) or notrace
+ * hash of @ops, at @orig_hash, becomes the functions of @hash (left empty
+ * for the caller to free); the ops and the ops sharing its hashes are
+ * accounted again, and the update pass runs for the ops the sites follow.
+ * 0 or 7.2's errno, with nothing changed.
+ */
+int rftrace_hash_move_and_update(struct ftrace_ops *ops,
+				 struct ftrace_hash **orig_hash,
+				 struct ftrace_hash *hash, int enable);
+/*
+ * ftrace_run_modify_code(): the update pass with @command, @ops marked
+ * FTRACE_OPS_FL_MODIFYING with the hashes it had (@old_filter,
+ * @old_notrace) for its duration.
+ */
+void rftrace_run_modify_code(struct ftrace_ops *ops, int command,
+			     struct ftrace_hash *old_filter,
+			     struct ftrace_hash *old_notrace);
 /* Counter @idx: stores its name in @name and returns true, or false. */
 bool rftrace_stat(unsigned int idx, const char **name, u64 *val);
 
@@ -248,6 +266,9 @@ int rftrace_shim_hash_combine(struct ftrace_hash *a, struct ftrace_hash *b,
 struct ftrace_ops *rftrace_shim_subops_next(struct ftrace_ops *ops,
 					    struct ftrace_ops *prev);
 struct ftrace_hash *rftrace_shim_ops_hash(struct ftrace_ops *ops, bool no_trace);
+/* Where @ops keeps its filter or notrace hash; NULL if it has no hashes. */
+struct ftrace_hash **rftrace_shim_ops_hash_slot(struct ftrace_ops *ops,
+						bool no_trace);
 
 /* Text and call-site list checks (rfcore::table). */
 /*
@@ -334,6 +355,18 @@ bool ftrace_c_trace_func_changed(void);
 void ftrace_c_removing(struct ftrace_ops *ops, bool on);
 void ftrace_c_run_update_code(int command);
 void ftrace_c_release(struct ftrace_ops *ops, struct ftrace_release *rel);
+/*
+ * The steps of a filter change that stay C: moving a hash's functions
+ * into a new hash (__ftrace_hash_move(); NULL when out of memory),
+ * freeing a replaced hash after a grace period, whether @ops uses
+ * global_ops' hashes, and marking @ops as modifying (@on) with its old
+ * hashes, or no longer.
+ */
+struct ftrace_hash *ftrace_c_hash_move(struct ftrace_hash *src);
+void ftrace_c_free_hash_rcu(struct ftrace_hash *hash);
+bool ftrace_c_shares_global_hash(struct ftrace_ops *ops);
+void ftrace_c_modifying(struct ftrace_ops *ops, struct ftrace_hash *old_filter,
+			struct ftrace_hash *old_notrace, bool on);
 /*
  * Test-only (CONFIG_FTRACE_RUST_CORE_TEST_MODULE, c/rftrace_shim_<arch>.c):
  * turns the NOP at the call site of the function at @func into another

@@ -15,7 +15,7 @@
 #                  pass within BREAK_TIMEOUT seconds, default 600)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
@@ -68,6 +68,12 @@ break_def() { # NAME
 		BREAK_PERL='s/\thash = ops->func_hash \? ops->func_hash->filter_hash : NULL;\n\tsize = ftrace_hash_empty\(hash\) \? 0 : 1 << hash->size_bits;\n(\tfor \(i = 0; i < size; i\+\+\) \{\n\t\thlist_for_each_entry\(entry, &hash->buckets\[i\], hlist\) \{\n\t\t\tunsigned long ip = entry->ip;\n\t\t\tbool found_op = false;\n\n\t\t\tmutex_lock\(&ftrace_lock\);\n(?:.*\n){10}\t\t\tif \(found_op\) \{)/\thash = ops->func_hash->filter_hash;\n\tsize = 1 << hash->size_bits;\n$1/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:ipmodify-claims.tc ;;
+	filter-change-not-back)
+		BREAK_WHAT="a filter change takes the ops off the records of its old filter and never accounts it on the new one (the consistency check logs each record the ops should count on)"
+		BREAK_FILE=rust/kside/filters.rs
+		BREAK_PERL='s/    walk_all\(ops, true, lock\);\n/    let _ = walk_all;\n/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:filter-change.tc ;;
 	start-up-count-lost)
 		BREAK_WHAT="the Rust registry's start-up counter never counts (the ftrace_enabled sysctl then leaves the sites as they are)"
 		BREAK_FILE=rust/kside/registry.rs

@@ -44,8 +44,10 @@ use crate::{
         Ops,
         Rec, //
     },
+    kside::filters,
     kside::hash::{
         self,
+        HashSlot,
         KHash, //
     },
     kside::ipmodify,
@@ -637,6 +639,68 @@ pub(crate) unsafe extern "C" fn rftrace_startup(
     }
 }
 
+/// `__ftrace_hash_move_and_update_ops()`: the filter (`enable` non-zero)
+/// or notrace hash of `ops`, at `orig_hash`, becomes the functions of
+/// `hash`; 0 or 7.2's errno, with nothing changed.
+///
+/// # Safety
+///
+/// `ops` is a live, initialised ops and `orig_hash` its filter or notrace
+/// hash slot; `hash` is a live hash the caller owns and frees after the
+/// call; the caller holds `ftrace_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_hash_move_and_update(
+    ops: *mut bindings::ftrace_ops,
+    orig_hash: *mut *mut bindings::ftrace_hash,
+    hash: *mut bindings::ftrace_hash,
+    enable: c_int,
+) -> c_int {
+    if null_from_c(hash) {
+        return einval();
+    }
+    let run = |ops: Ops<'_>, lock: &FtraceLocked| {
+        let notrace = enable == 0;
+        let slot = HashSlot::of_ops(ops, notrace).map(|s| s.as_ptr());
+        // A slot that is not the one `enable` names would publish the hash
+        // where C does not expect it.
+        if kernel::warn_on!(slot != Some(orig_hash)) {
+            return einval();
+        }
+        // SAFETY: the caller's hash, live and changed by no one else for
+        // the call (function contract).
+        let Some(new) = (unsafe { KHash::from_c(hash, lock) }) else {
+            return einval();
+        };
+        filters::change(ops, notrace, new, lock).map_or_else(|e| e.to_errno(), |()| 0)
+    };
+    // SAFETY: the same contract.
+    unsafe { with_ops(ops, einval(), run) }
+}
+
+/// `ftrace_run_modify_code()`: the update pass with `command`, `ops`
+/// marked as modifying from the hashes it had (`old_filter`,
+/// `old_notrace`).
+///
+/// # Safety
+///
+/// `ops` is a live, initialised ops, the old hashes are null or live until
+/// the call returns, and the caller holds `ftrace_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_run_modify_code(
+    ops: *mut bindings::ftrace_ops,
+    command: c_int,
+    old_filter: *mut bindings::ftrace_hash,
+    old_notrace: *mut bindings::ftrace_hash,
+) {
+    // SAFETY: the same contract.
+    unsafe {
+        with_ops(ops, (), |ops, lock| {
+            let old = filters::OldHashes::from_c(old_filter, old_notrace);
+            filters::run_modify_code(ops, command, old, lock);
+        })
+    }
+}
+
 /// `__ftrace_shutdown()`: 0 or 7.2's errno. With a non-null `rel`, a
 /// dynamic ops' grace-period waits are left to the caller.
 ///
@@ -878,6 +942,8 @@ same_signature!(
     rftrace_start_up,
     rftrace_startup,
     rftrace_shutdown,
+    rftrace_hash_move_and_update,
+    rftrace_run_modify_code,
 );
 #[cfg(CONFIG_X86_64)]
 same_signature!(rftrace_update_call, rftrace_finish);

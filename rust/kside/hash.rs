@@ -25,12 +25,20 @@ use core::{
 use kernel::{
     bindings,
     error::{
-        code::ENOMEM,
+        code::{
+            EINVAL,
+            ENOMEM, //
+        },
         to_result,
         Error,
         Result, //
     },
     ffi::c_uint,
+    sync::atomic::{
+        Atomic,
+        Relaxed,
+        Release, //
+    },
 };
 
 use crate::{
@@ -111,10 +119,32 @@ impl<'a> KHash<'a> {
         unsafe { bindings::rftrace_shim_hash_is_nothing(self.ptr) }
     }
 
+    /// The hash, for C (null for the empty set).
+    pub(crate) fn as_ptr(&self) -> *mut bindings::ftrace_hash {
+        self.ptr
+    }
+
     /// The number of functions the hash names.
     pub(crate) fn count(&self) -> u64 {
         // SAFETY: a live hash or null (type invariants); only reads it.
         crate::kside::env::word(unsafe { bindings::rftrace_shim_hash_count(self.ptr) })
+    }
+
+    /// Moves the functions of this hash, one C handed over, into a hash of
+    /// their own (`__ftrace_hash_move()`; `EMPTY_HASH` for none), which
+    /// nobody sees until it is published. The hash this was is left empty
+    /// for its owner to free.
+    pub(crate) fn take_entries(self) -> Result<Fresh<'a>> {
+        if self.ptr.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: a live hash (type invariants); the move empties it, and
+        // `self` is consumed, so no `KHash` sees it change.
+        let moved = unsafe { bindings::ftrace_c_hash_move(self.ptr) };
+        if moved.is_null() {
+            return Err(ENOMEM);
+        }
+        Ok(Fresh(Self::new_owned(moved)))
     }
 
     fn combine(&self, other: &Self, op: c_uint) -> Result<Self> {
@@ -148,6 +178,85 @@ impl Drop for KHash<'_> {
             // free_ftrace_hash() takes null too.
             unsafe { bindings::free_ftrace_hash(self.ptr) };
         }
+    }
+}
+
+/// A hash made for an ops and not published yet: freed on drop, or
+/// [`Fresh::publish()`]ed into the ops' slot.
+#[must_use = "a new hash is published or freed"]
+pub(crate) struct Fresh<'a>(KHash<'a>);
+
+impl<'a> Fresh<'a> {
+    /// The hash, to read before it is published.
+    pub(crate) fn hash(&self) -> &KHash<'a> {
+        &self.0
+    }
+
+    /// Puts the hash in `slot` for every reader (`rcu_assign_pointer()`)
+    /// and hands back the one it replaces.
+    pub(crate) fn publish(self, slot: &HashSlot<'_>) -> Retired {
+        let new = self.0.ptr;
+        core::mem::forget(self);
+        // SAFETY: the slot is a hash pointer of a live ops, written only
+        // under ftrace_lock, which the slot proves held; its lockless
+        // readers use `rcu_dereference()`.
+        let at = unsafe { Atomic::from_ptr(slot.ptr) };
+        let old = at.load(Relaxed);
+        at.store(new, Release);
+        Retired(old)
+    }
+}
+
+/// Where an ops keeps its filter or notrace hash
+/// (`ops->func_hash->filter_hash`): lockless readers (the list function)
+/// reach the hash through it with RCU.
+///
+/// # Invariants
+///
+/// `ptr` points at a hash pointer of a live ops, written only under
+/// `ftrace_lock`, which is held for `'a`.
+pub(crate) struct HashSlot<'a> {
+    ptr: *mut *mut bindings::ftrace_hash,
+    _lock: PhantomData<&'a FtraceLocked>,
+}
+
+impl<'a> HashSlot<'a> {
+    /// The filter (`notrace` false) or notrace hash slot of `ops`; `None`
+    /// for an ops without hashes.
+    pub(crate) fn of_ops(ops: Ops<'a>, notrace: bool) -> Option<Self> {
+        // SAFETY: `ops` is live and ftrace_lock is held for `'a` (type
+        // invariants of `Ops`); the call only computes an address.
+        let ptr = unsafe { bindings::rftrace_shim_ops_hash_slot(ops.as_ptr(), notrace) };
+        // INVARIANT: a field of the live ops' hashes, under ftrace_lock.
+        (!ptr.is_null()).then_some(HashSlot {
+            ptr,
+            _lock: PhantomData,
+        })
+    }
+
+    /// The slot's address, to compare with one C passed.
+    pub(crate) fn as_ptr(&self) -> *mut *mut bindings::ftrace_hash {
+        self.ptr
+    }
+}
+
+/// A hash taken out of its slot, which lockless readers may still be
+/// reading: freed after an RCU grace period.
+///
+/// # Invariants
+///
+/// The hash was published in a slot, is no longer, and nothing else frees
+/// it.
+#[must_use = "a replaced hash must be freed after a grace period"]
+pub(crate) struct Retired(*mut bindings::ftrace_hash);
+
+impl Retired {
+    /// Frees the hash once no reader can be on it
+    /// (`free_ftrace_hash_rcu()`).
+    pub(crate) fn free_after_grace_period(self) {
+        // SAFETY: ours alone to free (type invariants); call_rcu() waits
+        // for its readers, and null or `EMPTY_HASH` is not freed.
+        unsafe { bindings::ftrace_c_free_hash_rcu(self.0) };
     }
 }
 

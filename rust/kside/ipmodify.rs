@@ -62,9 +62,12 @@ pub(crate) enum Asks<'v> {
     Later(&'v mut KVVec<u64>),
 }
 
-/// The filter hash of `ops` as a side: an empty one is every function.
+/// A filter hash as a side: an empty one is every function, but one
+/// flagged as naming nothing (`FTRACE_HASH_FL_MOD`, a filter on a module
+/// not loaded yet) is a side with no function, as `ftrace_hash_empty()`
+/// reads it.
 fn filter_side<'h, 'a>(filter: &'h KHash<'a>) -> Side<'h, 'a> {
-    (filter.count() != 0).then_some(filter)
+    (filter.count() != 0 || filter.is_nothing()).then_some(filter)
 }
 
 /// `ops` moves from the functions of `old` to those of `new` (`retarget`:
@@ -109,6 +112,20 @@ pub(crate) fn enable(ops: Ops<'_>, lock: &FtraceLocked) -> Result {
         ops,
         Some(&none),
         filter_side(&filter),
+        false,
+        lock,
+        Asks::Now,
+    )
+}
+
+/// `ftrace_hash_ipmodify_update()`: `ops` changes its filter from the one
+/// it has to `new`.
+pub(crate) fn change(ops: Ops<'_>, new: &KHash<'_>, lock: &FtraceLocked) -> Result {
+    let old = KHash::of_ops(ops, false);
+    update(
+        ops,
+        filter_side(&old),
+        filter_side(new),
         false,
         lock,
         Asks::Now,

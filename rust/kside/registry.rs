@@ -82,6 +82,7 @@ const _: () = {
     assert!(ops_fl::DELETED == bindings::FTRACE_OPS_FL_DELETED as u64);
     assert!(ops_fl::ADDING == bindings::FTRACE_OPS_FL_ADDING as u64);
     assert!(ops_fl::REMOVING == bindings::FTRACE_OPS_FL_REMOVING as u64);
+    assert!(ops_fl::MODIFYING == bindings::FTRACE_OPS_FL_MODIFYING as u64);
     assert!(ops_fl::RCU == bindings::FTRACE_OPS_FL_RCU as u64);
     assert!(ops_fl::PERMANENT == bindings::FTRACE_OPS_FL_PERMANENT as u64);
 };
@@ -124,8 +125,13 @@ pub(crate) fn ops_flags(ops: Ops<'_>) -> u64 {
 /// `next` fields, `ftrace_list_end` read as the end; every store a
 /// release (`rcu_assign_pointer()`), since the list function reads the
 /// links without a lock.
-struct KernelLinks<'a> {
+pub(crate) struct KernelLinks<'a> {
     lock: &'a FtraceLocked,
+}
+
+/// The kernel's ops list, to read or change under `lock`.
+pub(crate) fn links(lock: &FtraceLocked) -> KernelLinks<'_> {
+    KernelLinks { lock }
 }
 
 impl<'a> KernelLinks<'a> {
@@ -177,7 +183,8 @@ fn joining(ops: Ops<'_>, lock: &FtraceLocked) -> Joining {
     }
 }
 
-fn ftrace_enabled(_lock: &FtraceLocked) -> bool {
+/// The `ftrace_enabled` sysctl.
+pub(crate) fn ftrace_enabled(_lock: &FtraceLocked) -> bool {
     // SAFETY: the sysctl is written under ftrace_lock, which we hold.
     unsafe { ptr::addr_of!(bindings::ftrace_enabled).read() != 0 }
 }

@@ -32,6 +32,9 @@ pub mod ops_fl {
     /// Being stopped: off the list, its sites being updated (the
     /// trampoline finders ask it first).
     pub const REMOVING: u64 = 1 << 9;
+    /// Its hashes are changing: the update pass runs for it, and the
+    /// trampoline finders read the hashes it had.
+    pub const MODIFYING: u64 = 1 << 10;
     /// May only be called while RCU is watching.
     pub const RCU: u64 = 1 << 14;
     /// Cannot be registered while `ftrace_enabled` is off.
@@ -231,4 +234,74 @@ pub fn unlink<L: Links>(list: &mut L, op: L::Op) -> bool {
         cur = list.next(c);
     }
     false
+}
+
+/// Whether a filter (`notrace` false) or notrace change of an ops with
+/// these flags is refused before anything is touched: an IPMODIFY ops may
+/// not have a notrace hash (7.2 answers `-EINVAL`).
+pub fn change_refused(flags: u64, notrace: bool) -> bool {
+    notrace && flags & crate::rfcore::ipmodify::ops_bits::IPMODIFY != 0
+}
+
+/// The ops on the list, first to last.
+pub fn members<L: Links>(list: &L) -> impl Iterator<Item = L::Op> + '_ {
+    let mut at = list.head();
+    core::iter::from_fn(move || {
+        let op = at?;
+        at = list.next(op);
+        Some(op)
+    })
+}
+
+/// An ops as a filter change sees it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Sharing {
+    /// Started (`FTRACE_OPS_FL_ENABLED`): its records count it.
+    pub enabled: bool,
+    /// Its hashes are `global_ops`' own (the top tracing instance's
+    /// function tracers share them), so a change of them is everyone's.
+    pub global_hash: bool,
+}
+
+/// The ops whose records a filter or notrace change of `changed`
+/// accounts again (`ftrace_hash_rec_update_modify()`): `changed`, then,
+/// if its hashes are `global_ops`', every other ops on the list that
+/// shares them, in list order. (The walk itself skips an ops that is not
+/// started.)
+pub fn rewalked<'l, L: Links>(
+    list: &'l L,
+    changed: L::Op,
+    facts: impl Fn(L::Op) -> Sharing + 'l,
+) -> impl Iterator<Item = L::Op> + 'l {
+    let shared = facts(changed).global_hash;
+    core::iter::once(changed)
+        .chain(members(list).filter(move |&op| shared && op != changed && facts(op).global_hash))
+}
+
+/// The ops the update pass runs for after a filter or notrace change of
+/// `changed` (`ftrace_ops_update_code()`), marked as modifying with the
+/// hashes it had: none while `ftrace_enabled` is off; `changed` if it is
+/// started; else, if its hashes are `global_ops`', the first started ops
+/// on the list that shares them; else none, since no site follows the
+/// changed hashes.
+pub fn modifier<L: Links>(
+    list: &L,
+    changed: L::Op,
+    ftrace_enabled: bool,
+    facts: impl Fn(L::Op) -> Sharing,
+) -> Option<L::Op> {
+    if !ftrace_enabled {
+        return None;
+    }
+    let own = facts(changed);
+    if own.enabled {
+        return Some(changed);
+    }
+    if !own.global_hash {
+        return None;
+    }
+    members(list).find(|&op| {
+        let f = facts(op);
+        f.global_hash && f.enabled
+    })
 }

@@ -36,9 +36,11 @@ use crate::rfcore::flags::{
     RecFlags, CALL_OPS, CALL_OPS_EN, DIRECT, DIRECT_EN, DISABLED, ENABLED, IPMODIFY, KNOWN,
     MODIFIED, REF_MAX, REGS, REGS_EN, TOUCHED, TRAMP, TRAMP_EN,
 };
+use crate::rfcore::ipmodify::ops_bits;
 use crate::rfcore::registry::{
-    admit, left_behind, ops_fl, push_front, trace_function, unlink, walk_matches, walk_takes,
-    Callee, Joining, Links, Passed, Reach, Refusal,
+    admit, change_refused, left_behind, members, modifier, ops_fl, push_front, rewalked,
+    trace_function, unlink, walk_matches, walk_takes, Callee, Joining, Links, Passed, Reach,
+    Refusal, Sharing,
 };
 
 /// The bits `admit()` reads; the others must pass through unchanged.
@@ -506,4 +508,100 @@ fn random_lifecycles_match_the_model() {
         seeds += 1;
     }
     assert!(seeds > 0, "no seeds in {dir}");
+}
+
+/// The model of a filter or notrace change, from the comments of
+/// `ftrace_hash_rec_update_modify()` and `ftrace_ops_update_code()` in
+/// Linux 7.2: the changed ops is accounted again, and "if the ops shares
+/// the global_ops hash, then we need to update all ops that are enabled
+/// and use this hash"; the sites are updated for the changed ops if it is
+/// enabled, and for a shared global_ops filter "if there is another ops
+/// that shares it, is enabled" (the first one), and never while
+/// `ftrace_enabled` is off.
+fn model_change(
+    on_list: &[u8],
+    facts: &[Sharing; 8],
+    changed: u8,
+    ftrace_enabled: bool,
+) -> (Vec<u8>, Option<u8>) {
+    let shared = facts[usize::from(changed)].global_hash;
+    let mut walked = vec![changed];
+    for &op in on_list {
+        if shared && op != changed && facts[usize::from(op)].global_hash {
+            walked.push(op);
+        }
+    }
+    let own = facts[usize::from(changed)];
+    let runner = if !ftrace_enabled {
+        None
+    } else if own.enabled {
+        Some(changed)
+    } else if own.global_hash {
+        on_list
+            .iter()
+            .copied()
+            .find(|&op| facts[usize::from(op)].global_hash && facts[usize::from(op)].enabled)
+    } else {
+        None
+    };
+    (walked, runner)
+}
+
+#[test]
+fn a_filter_change_walks_and_updates_as_the_model() {
+    let mut rng = Rng::new(seed(0xf117));
+    let mut runs_for_other = 0u32;
+    for _ in 0..5000 {
+        let mut list = Model {
+            head: None,
+            next: [None; 8],
+        };
+        let mut on_list = Vec::new();
+        for op in 0..8u8 {
+            if !rng.next_u64().is_multiple_of(3) {
+                push_front(&mut list, op);
+                on_list.insert(0, op);
+            }
+        }
+        let mut facts = [Sharing {
+            enabled: false,
+            global_hash: false,
+        }; 8];
+        for f in &mut facts {
+            let r = rng.next_u64();
+            *f = Sharing {
+                enabled: r & 1 != 0,
+                global_hash: r & 6 != 0,
+            };
+        }
+        // The changed ops may be off the list (not registered, or the
+        // manager of sub-ops).
+        let changed = (rng.next_u64() % 8) as u8;
+        let ftrace_enabled = !rng.next_u64().is_multiple_of(4);
+        assert_eq!(members(&list).collect::<Vec<_>>(), on_list);
+        let walked: Vec<u8> = rewalked(&list, changed, |op| facts[usize::from(op)]).collect();
+        let runner = modifier(&list, changed, ftrace_enabled, |op| facts[usize::from(op)]);
+        let (want_walked, want_runner) = model_change(&on_list, &facts, changed, ftrace_enabled);
+        assert_eq!(walked, want_walked, "{on_list:?} {facts:?} {changed}");
+        assert_eq!(runner, want_runner, "{on_list:?} {facts:?} {changed}");
+        if runner.is_some_and(|r| r != changed) {
+            runs_for_other += 1;
+        }
+    }
+    // The sharing case where another ops runs the pass was reached.
+    assert!(runs_for_other > 100, "{runs_for_other}");
+}
+
+#[test]
+fn an_ipmodify_ops_has_no_notrace_hash() {
+    for flags in [
+        0,
+        ops_fl::ENABLED,
+        ops_bits::IPMODIFY,
+        ops_bits::IPMODIFY | ops_fl::ENABLED,
+    ] {
+        let ipmodify = flags & ops_bits::IPMODIFY != 0;
+        assert!(!change_refused(flags, false), "{flags:#x}");
+        assert_eq!(change_refused(flags, true), ipmodify, "{flags:#x}");
+    }
 }
