@@ -175,6 +175,16 @@ int rftrace_shim_hash_combine(struct ftrace_hash *a, struct ftrace_hash *b,
 	return 0;
 }
 
+/* Puts @subops on @ops's list of sub-ops (@on) or takes it off. */
+void rftrace_shim_subops_attach(struct ftrace_ops *ops, struct ftrace_ops *subops,
+				bool on)
+{
+	if (on)
+		list_add(&subops->list, &ops->subop_list);
+	else
+		list_del(&subops->list);
+}
+
 /* The sub-ops of the manager @ops after @prev (NULL: the first), or NULL. */
 struct ftrace_ops *rftrace_shim_subops_next(struct ftrace_ops *ops,
 					    struct ftrace_ops *prev)

@@ -178,6 +178,21 @@ int rftrace_hash_move_and_update(struct ftrace_ops *ops,
 void rftrace_run_modify_code(struct ftrace_ops *ops, int command,
 			     struct ftrace_hash *old_filter,
 			     struct ftrace_hash *old_notrace);
+/*
+ * ftrace_startup_subops(), ftrace_shutdown_subops(): @subops joins or
+ * leaves the manager @ops, which starts with its first sub-ops, stops
+ * with its last, and otherwise follows the union of its sub-ops' hashes.
+ * ftrace_hash_move_and_update_subops(): the filter or notrace hash of
+ * @subops, at @orig_hash, becomes the functions of @hash, and its manager
+ * follows.  0 or 7.2's errno, with nothing changed.
+ */
+int rftrace_startup_subops(struct ftrace_ops *ops, struct ftrace_ops *subops,
+			   int command);
+int rftrace_shutdown_subops(struct ftrace_ops *ops, struct ftrace_ops *subops,
+			    int command);
+int rftrace_subops_change(struct ftrace_ops *subops,
+			  struct ftrace_hash **orig_hash,
+			  struct ftrace_hash *hash);
 /* Counter @idx: stores its name in @name and returns true, or false. */
 bool rftrace_stat(unsigned int idx, const char **name, u64 *val);
 
@@ -265,6 +280,8 @@ int rftrace_shim_hash_combine(struct ftrace_hash *a, struct ftrace_hash *b,
 			      unsigned int op, struct ftrace_hash **out);
 struct ftrace_ops *rftrace_shim_subops_next(struct ftrace_ops *ops,
 					    struct ftrace_ops *prev);
+void rftrace_shim_subops_attach(struct ftrace_ops *ops, struct ftrace_ops *subops,
+				bool on);
 struct ftrace_hash *rftrace_shim_ops_hash(struct ftrace_ops *ops, bool no_trace);
 /* Where @ops keeps its filter or notrace hash; NULL if it has no hashes. */
 struct ftrace_hash **rftrace_shim_ops_hash_slot(struct ftrace_ops *ops,
@@ -357,7 +374,8 @@ void ftrace_c_run_update_code(int command);
 void ftrace_c_release(struct ftrace_ops *ops, struct ftrace_release *rel);
 /*
  * The steps of a filter change that stay C: moving a hash's functions
- * into a new hash (__ftrace_hash_move(); NULL when out of memory),
+ * into a new hash (__ftrace_hash_move(); EMPTY_HASH for none or a NULL
+ * @src, NULL when out of memory),
  * freeing a replaced hash after a grace period, whether @ops uses
  * global_ops' hashes, and marking @ops as modifying (@on) with its old
  * hashes, or no longer.
@@ -367,6 +385,15 @@ void ftrace_c_free_hash_rcu(struct ftrace_hash *hash);
 bool ftrace_c_shares_global_hash(struct ftrace_ops *ops);
 void ftrace_c_modifying(struct ftrace_ops *ops, struct ftrace_hash *old_filter,
 			struct ftrace_hash *old_notrace, bool on);
+/*
+ * The steps of the sub-ops code that stay C: initialising a manager and a
+ * sub-ops (with the empty hash for a null one), comparing two hashes
+ * (ops_equal()), and a stopped manager's hashes freed and set back to the
+ * empty hash.
+ */
+void ftrace_c_subops_prepare(struct ftrace_ops *ops, struct ftrace_ops *subops);
+bool ftrace_c_hash_equal(struct ftrace_hash *a, struct ftrace_hash *b);
+void ftrace_c_subops_reset(struct ftrace_ops *ops);
 /*
  * Test-only (CONFIG_FTRACE_RUST_CORE_TEST_MODULE, c/rftrace_shim_<arch>.c):
  * turns the NOP at the call site of the function at @func into another

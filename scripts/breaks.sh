@@ -15,7 +15,7 @@
 #                  pass within BREAK_TIMEOUT seconds, default 600)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
@@ -72,6 +72,12 @@ break_def() { # NAME
 		BREAK_WHAT="a filter change takes the ops off the records of its old filter and never accounts it on the new one (the consistency check logs each record the ops should count on)"
 		BREAK_FILE=rust/kside/filters.rs
 		BREAK_PERL='s/    walk_all\(ops, true, lock\);\n/    let _ = walk_all;\n/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:filter-change.tc ;;
+	subops-change-ignored)
+		BREAK_WHAT="a sub-ops' filter change keeps its new hash but never brings its manager in line (function_graph goes on tracing the old filter)"
+		BREAK_FILE=rust/kside/subops.rs
+		BREAK_PERL='s/    let installed = new\.take_entries\(\)\?\.install\(&slot\);\n    match update_manager\(manager, lock\) \{/    let installed = new.take_entries()?.install(&slot);\n    match Ok::<(), kernel::error::Error>(()) {/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:filter-change.tc ;;
 	start-up-count-lost)

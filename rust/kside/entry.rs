@@ -61,6 +61,7 @@ use crate::{
         to_c, //
     },
     kside::registry,
+    kside::subops,
     rfcore::{
         flags::RecFlags,
         record::Update, //
@@ -437,19 +438,19 @@ pub(crate) unsafe extern "C" fn rftrace_manager_hashes(
         return einval();
     }
     // SAFETY: the caller holds ftrace_lock (function contract).
-    let made = unsafe {
+    let made: kernel::error::Result<_> = unsafe {
         FtraceLocked::held(|lock| {
             // SAFETY: a live ops (function contract).
             let ops = Ops::from_raw(ops, lock).ok_or(EINVAL)?;
-            hash::manager_hashes(ops, lock)
+            let made = hash::manager_hashes(ops, lock)?;
+            let f = made.filter.into_raw()?;
+            // Both are owned: handing them over allocates nothing.
+            let n = made.notrace.into_raw()?;
+            Ok((f, n))
         })
     };
-    STATS.manager_hashes.add(1, Relaxed);
     match made {
-        Ok((f, n, nothing)) => {
-            if nothing {
-                STATS.manager_nothing.add(1, Relaxed);
-            }
+        Ok((f, n)) => {
             // SAFETY: writable pointers (function contract).
             unsafe {
                 filter.write(f);
@@ -701,6 +702,113 @@ pub(crate) unsafe extern "C" fn rftrace_run_modify_code(
     }
 }
 
+/// Runs `f` on a manager ops and one of its sub-ops handed over by C,
+/// under `ftrace_lock`; `-EINVAL` for a null one (which also warns once).
+///
+/// # Safety
+///
+/// `ops` and `subops` are null or live, and the caller holds
+/// `ftrace_lock`.
+unsafe fn with_subops(
+    ops: *mut bindings::ftrace_ops,
+    subops: *mut bindings::ftrace_ops,
+    f: impl FnOnce(Ops<'_>, Ops<'_>, &FtraceLocked) -> kernel::error::Result,
+) -> c_int {
+    if null_from_c(subops) {
+        return einval();
+    }
+    let run = |ops: Ops<'_>, lock: &FtraceLocked| {
+        // SAFETY: a live sub-ops (function contract), under `lock`.
+        match unsafe { Ops::from_raw(subops, lock) } {
+            Some(subops) => f(ops, subops, lock).map_or_else(|e| e.to_errno(), |()| 0),
+            None => einval(),
+        }
+    };
+    // SAFETY: the same contract.
+    unsafe { with_ops(ops, einval(), run) }
+}
+
+/// `ftrace_startup_subops()`: 0 or 7.2's errno.
+///
+/// # Safety
+///
+/// `ops` (a manager) and `subops` are live ops and the caller holds
+/// `ftrace_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_startup_subops(
+    ops: *mut bindings::ftrace_ops,
+    subops: *mut bindings::ftrace_ops,
+    command: c_int,
+) -> c_int {
+    // SAFETY: the same contract.
+    unsafe {
+        with_subops(ops, subops, |m, s, lock| {
+            subops::startup(m, s, command, lock)
+        })
+    }
+}
+
+/// `ftrace_shutdown_subops()`: 0 or 7.2's errno.
+///
+/// # Safety
+///
+/// `ops` (a manager) and `subops` are live ops and the caller holds
+/// `ftrace_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_shutdown_subops(
+    ops: *mut bindings::ftrace_ops,
+    subops: *mut bindings::ftrace_ops,
+    command: c_int,
+) -> c_int {
+    // SAFETY: the same contract.
+    unsafe {
+        with_subops(ops, subops, |m, s, lock| {
+            subops::shutdown(m, s, command, lock)
+        })
+    }
+}
+
+/// `ftrace_hash_move_and_update_subops()`: the hash of `subops` at
+/// `orig_hash` (its filter or its notrace slot) becomes the functions of
+/// `hash`, and its manager follows; 0 or 7.2's errno, with nothing
+/// changed.
+///
+/// # Safety
+///
+/// `subops` is a live sub-ops and `orig_hash` one of its hash slots;
+/// `hash` is a live hash the caller owns and frees after the call; the
+/// caller holds `ftrace_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_subops_change(
+    subops: *mut bindings::ftrace_ops,
+    orig_hash: *mut *mut bindings::ftrace_hash,
+    hash: *mut bindings::ftrace_hash,
+) -> c_int {
+    if null_from_c(hash) {
+        return einval();
+    }
+    let run = |ops: Ops<'_>, lock: &FtraceLocked| {
+        let slot = |notrace| HashSlot::of_ops(ops, notrace).map(|s| s.as_ptr());
+        let notrace = if slot(false) == Some(orig_hash) {
+            false
+        } else if slot(true) == Some(orig_hash) {
+            true
+        } else {
+            // Not a hash of this sub-ops: nothing to change.
+            kernel::warn_on!(true);
+            return einval();
+        };
+        // SAFETY: the caller's hash, live and changed by no one else for
+        // the call (function contract).
+        let Some(new) = (unsafe { KHash::from_c(hash, lock) }) else {
+            return einval();
+        };
+        subops::change(ops, notrace, new, lock).map_or_else(|e| e.to_errno(), |()| 0)
+    };
+    // SAFETY: the same contract.
+    unsafe { with_ops(subops, einval(), run) }
+}
+
 /// `__ftrace_shutdown()`: 0 or 7.2's errno. With a non-null `rel`, a
 /// dynamic ops' grace-period waits are left to the caller.
 ///
@@ -944,6 +1052,9 @@ same_signature!(
     rftrace_shutdown,
     rftrace_hash_move_and_update,
     rftrace_run_modify_code,
+    rftrace_startup_subops,
+    rftrace_shutdown_subops,
+    rftrace_subops_change,
 );
 #[cfg(CONFIG_X86_64)]
 same_signature!(rftrace_update_call, rftrace_finish);

@@ -25,10 +25,7 @@ use core::{
 use kernel::{
     bindings,
     error::{
-        code::{
-            EINVAL,
-            ENOMEM, //
-        },
+        code::ENOMEM,
         to_result,
         Error,
         Result, //
@@ -42,6 +39,7 @@ use kernel::{
 };
 
 use crate::{
+    bump,
     kside::env::{
         c_word,
         Ops, //
@@ -52,6 +50,7 @@ use crate::{
         Hashes,
         Selection, //
     },
+    STATS, //
 };
 
 /// A set of functions held in a kernel `ftrace_hash`.
@@ -135,11 +134,8 @@ impl<'a> KHash<'a> {
     /// nobody sees until it is published. The hash this was is left empty
     /// for its owner to free.
     pub(crate) fn take_entries(self) -> Result<Fresh<'a>> {
-        if self.ptr.is_null() {
-            return Err(EINVAL);
-        }
-        // SAFETY: a live hash (type invariants); the move empties it, and
-        // `self` is consumed, so no `KHash` sees it change.
+        // SAFETY: a live hash or null (type invariants); the move empties
+        // it, and `self` is consumed, so no `KHash` sees it change.
         let moved = unsafe { bindings::ftrace_c_hash_move(self.ptr) };
         if moved.is_null() {
             return Err(ENOMEM);
@@ -157,14 +153,25 @@ impl<'a> KHash<'a> {
         Ok(Self::new_owned(out))
     }
 
+    /// The hash as one of its own: an ops' hash is copied.
+    fn into_owned(self) -> Result<Self> {
+        if self.owned {
+            Ok(self)
+        } else {
+            self.union(&Self::new_owned(ptr::null_mut()))
+        }
+    }
+
+    /// The hash as a new one for an ops, not published yet: an ops' hash
+    /// is copied.
+    pub(crate) fn into_fresh(self) -> Result<Fresh<'a>> {
+        Ok(Fresh(self.into_owned()?))
+    }
+
     /// The hash, handed over to C (null for the empty set): an ops' hash
     /// is copied, since the caller frees what it gets.
-    fn into_raw(self) -> Result<*mut bindings::ftrace_hash> {
-        let own = if self.owned {
-            self
-        } else {
-            self.union(&Self::new_owned(ptr::null_mut()))?
-        };
+    pub(crate) fn into_raw(self) -> Result<*mut bindings::ftrace_hash> {
+        let own = self.into_owned()?;
         let raw = own.ptr;
         core::mem::forget(own);
         Ok(raw)
@@ -195,15 +202,51 @@ impl<'a> Fresh<'a> {
     /// Puts the hash in `slot` for every reader (`rcu_assign_pointer()`)
     /// and hands back the one it replaces.
     pub(crate) fn publish(self, slot: &HashSlot<'_>) -> Retired {
+        self.install(slot).keep()
+    }
+
+    /// Puts the hash in `slot` for a change that may still be undone.
+    pub(crate) fn install(self, slot: &HashSlot<'_>) -> Installed {
         let new = self.0.ptr;
         core::mem::forget(self);
-        // SAFETY: the slot is a hash pointer of a live ops, written only
-        // under ftrace_lock, which the slot proves held; its lockless
-        // readers use `rcu_dereference()`.
-        let at = unsafe { Atomic::from_ptr(slot.ptr) };
-        let old = at.load(Relaxed);
-        at.store(new, Release);
-        Retired(old)
+        let old = slot.swap(new);
+        // INVARIANT: `new` was ours and is in the slot now; `old` was there.
+        Installed {
+            slot: slot.ptr,
+            new,
+            old,
+        }
+    }
+}
+
+/// A hash put in an ops' slot by a change that is either kept or undone.
+///
+/// # Invariants
+///
+/// `slot` is a live ops' hash slot holding `new`, which replaced `old`;
+/// `ftrace_lock` is held for as long as the value lives (it is made and
+/// ended within one function that holds the lock proof).
+#[must_use = "an installed hash must be kept or undone"]
+pub(crate) struct Installed {
+    slot: *mut *mut bindings::ftrace_hash,
+    new: *mut bindings::ftrace_hash,
+    old: *mut bindings::ftrace_hash,
+}
+
+impl Installed {
+    /// The change stays: the replaced hash is to be freed.
+    pub(crate) fn keep(self) -> Retired {
+        Retired(self.old)
+    }
+
+    /// The change is undone: the replaced hash goes back, and the one
+    /// that was installed is to be freed.
+    pub(crate) fn undo(self) -> Retired {
+        // SAFETY: the slot of a live ops, under ftrace_lock (type
+        // invariants); its lockless readers use `rcu_dereference()`.
+        let at = unsafe { Atomic::from_ptr(self.slot) };
+        at.store(self.old, Release);
+        Retired(self.new)
     }
 }
 
@@ -234,6 +277,18 @@ impl<'a> HashSlot<'a> {
         })
     }
 
+    /// Puts `new` in the slot (a release store, for the RCU readers) and
+    /// returns what it held.
+    fn swap(&self, new: *mut bindings::ftrace_hash) -> *mut bindings::ftrace_hash {
+        // SAFETY: a hash pointer of a live ops, written only under
+        // ftrace_lock, held for `'a` (type invariants); its lockless
+        // readers use `rcu_dereference()`.
+        let at = unsafe { Atomic::from_ptr(self.ptr) };
+        let old = at.load(Relaxed);
+        at.store(new, Release);
+        old
+    }
+
     /// The slot's address, to compare with one C passed.
     pub(crate) fn as_ptr(&self) -> *mut *mut bindings::ftrace_hash {
         self.ptr
@@ -257,6 +312,19 @@ impl Retired {
         // SAFETY: ours alone to free (type invariants); call_rcu() waits
         // for its readers, and null or `EMPTY_HASH` is not freed.
         unsafe { bindings::ftrace_c_free_hash_rcu(self.0) };
+    }
+
+    /// Frees the hash now (`free_ftrace_hash()`), as 7.2 does with the
+    /// hashes of a manager ops that did not start.
+    ///
+    /// # Safety
+    ///
+    /// No reader can be on the hash: its ops was not started while the
+    /// slot held it.
+    pub(crate) unsafe fn free_now(self) {
+        // SAFETY: ours alone (type invariants) and unread (the caller's
+        // contract); null or `EMPTY_HASH` is not freed.
+        unsafe { bindings::free_ftrace_hash(self.0) };
     }
 }
 
@@ -314,13 +382,22 @@ fn subops<'a>(manager: Ops<'a>, lock: &'a FtraceLocked) -> impl Iterator<Item = 
     })
 }
 
-/// The manager ops' hashes from its sub-ops' selections: the filter and
-/// notrace hash for C (null: empty), with "no function" as the flagged
-/// empty filter. Returns whether the manager traces nothing.
-pub(crate) fn manager_hashes(
-    manager: Ops<'_>,
-    lock: &FtraceLocked,
-) -> Result<(*mut bindings::ftrace_hash, *mut bindings::ftrace_hash, bool)> {
+/// A manager ops' hashes, computed from its sub-ops: owned, for the
+/// caller to publish or free.
+pub(crate) struct ManagerHashes<'a> {
+    /// The filter: empty for every function, or flagged as naming nothing.
+    pub(crate) filter: KHash<'a>,
+    /// The notrace hash.
+    pub(crate) notrace: KHash<'a>,
+}
+
+/// The manager ops' hashes from its sub-ops' selections, with "no
+/// function" as the flagged empty filter.
+pub(crate) fn manager_hashes<'a>(
+    manager: Ops<'a>,
+    lock: &'a FtraceLocked,
+) -> Result<ManagerHashes<'a>> {
+    bump(&STATS.manager_hashes, 1);
     let mut all = Selection::nothing()?;
     for sub in subops(manager, lock) {
         all = all.union(&selection_of(sub)?)?;
@@ -332,18 +409,15 @@ pub(crate) fn manager_hashes(
             if nothing.is_null() {
                 return Err(ENOMEM);
             }
-            Ok((nothing, ptr::null_mut(), true))
+            bump(&STATS.manager_nothing, 1);
+            Ok(ManagerHashes {
+                filter: KHash::new_owned(nothing),
+                notrace: KHash::new_owned(ptr::null_mut()),
+            })
         }
-        Hashes::Filter { filter, notrace } => {
-            let filter = filter.into_raw()?;
-            match notrace.into_raw() {
-                Ok(notrace) => Ok((filter, notrace, false)),
-                Err(e) => {
-                    // SAFETY: ours alone, just made.
-                    unsafe { bindings::free_ftrace_hash(filter) };
-                    Err(e)
-                }
-            }
-        }
+        Hashes::Filter { filter, notrace } => Ok(ManagerHashes {
+            filter: filter.into_owned()?,
+            notrace: notrace.into_owned()?,
+        }),
     }
 }

@@ -16,3 +16,4 @@ pub(crate) mod lock;
 pub(crate) mod pass;
 pub(crate) mod records;
 pub(crate) mod registry;
+pub(crate) mod subops;

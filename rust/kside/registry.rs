@@ -121,6 +121,21 @@ pub(crate) fn ops_flags(ops: Ops<'_>) -> u64 {
     flags_of(ops).load(Relaxed)
 }
 
+/// Sets the flags word of `ops`.
+pub(crate) fn set_ops_flags(ops: Ops<'_>, flags: u64) {
+    flags_of(ops).store(flags, Relaxed);
+}
+
+/// The manager of a sub-ops (`ops->managed`), if it has one.
+pub(crate) fn managed<'a>(ops: Ops<'a>, lock: &'a FtraceLocked) -> Option<Ops<'a>> {
+    // SAFETY: `ops` is live and ftrace_lock is held (type invariants of
+    // `Ops`); the link is written only under that lock.
+    let manager = unsafe { (*ops.as_ptr()).managed };
+    // SAFETY: a sub-ops' manager is live while the sub-ops is attached to
+    // it, which ftrace_lock keeps.
+    unsafe { Ops::from_raw(manager, lock) }
+}
+
 /// The kernel's ops list as [`Links`]: `ftrace_ops_list` and the ops'
 /// `next` fields, `ftrace_list_end` read as the end; every store a
 /// release (`rcu_assign_pointer()`), since the list function reads the
@@ -572,7 +587,8 @@ pub(crate) fn start_up_count(lock: &FtraceLocked) -> c_int {
     START_UP.get(lock)
 }
 
-fn disabled(_lock: &FtraceLocked) -> bool {
+/// ftrace has been killed: no update may run.
+pub(crate) fn disabled(_lock: &FtraceLocked) -> bool {
     // SAFETY: reads a flag of the C side (set once ftrace is killed).
     unsafe { bindings::ftrace_c_disabled() }
 }

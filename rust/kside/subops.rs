@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Sub-ops of a manager ops (function graph's users of Linux 7.2):
+//! `ftrace_startup_subops()`, `ftrace_shutdown_subops()` and
+//! `ftrace_hash_move_and_update_subops()`.
+//!
+//! A sub-ops is never on the ops list: it hangs on its manager's sub-ops
+//! list, and the manager, on the ops list, traces the union of its
+//! sub-ops' selections ([`manager_hashes()`]). The first sub-ops starts
+//! the manager with the sub-ops' hashes, the last one stops it; in
+//! between, joining, leaving or changing a filter recomputes the
+//! manager's hashes and changes them like any ops' ([`filters::change()`]).
+//! Every step that fails puts back what it changed.
+//!
+//! A leaf module with `unsafe` code: the C calls that keep the manager's
+//! list of sub-ops and its canonical hashes.
+
+use kernel::{
+    bindings,
+    error::{
+        code::{
+            EBUSY,
+            EINVAL,
+            ENODEV, //
+        },
+        Result, //
+    },
+    ffi::c_int,
+};
+
+use crate::{
+    bump,
+    kside::env::Ops,
+    kside::filters,
+    kside::hash::{
+        manager_hashes,
+        HashSlot,
+        KHash, //
+    },
+    kside::lock::FtraceLocked,
+    kside::registry,
+    rfcore::registry::ops_fl,
+    STATS,
+};
+
+/// `ops_fl` has no name for it: the ops is a sub-ops of a manager.
+const SUBOP: u64 = bindings::FTRACE_OPS_FL_SUBOP as u64;
+
+/// Puts `subops` on `manager`'s list (`on`) or takes it off.
+fn attach(manager: Ops<'_>, subops: Ops<'_>, on: bool) {
+    // SAFETY: both live, under ftrace_lock (type invariants of `Ops`),
+    // which keeps the manager's list; the sub-ops is off the list when
+    // added and on it when taken off (the callers' order).
+    unsafe { bindings::rftrace_shim_subops_attach(manager.as_ptr(), subops.as_ptr(), on) };
+}
+
+/// Whether `manager` has no sub-ops.
+fn alone(manager: Ops<'_>) -> bool {
+    // SAFETY: a live manager, under ftrace_lock; only reads its list.
+    unsafe { bindings::rftrace_shim_subops_next(manager.as_ptr(), core::ptr::null_mut()) }.is_null()
+}
+
+/// `subops` now belongs to `manager` (or, with `None`, to none): its
+/// `managed` link and its `ENABLED | SUBOP` bits.
+fn set_managed(subops: Ops<'_>, manager: Option<Ops<'_>>) {
+    let raw = manager.map_or(core::ptr::null_mut(), |m| m.as_ptr());
+    // SAFETY: a live sub-ops, under ftrace_lock; only C's sub-ops code
+    // reads the link, under the same lock.
+    unsafe { (*subops.as_ptr()).managed = raw };
+    let bits = ops_fl::ENABLED | SUBOP;
+    let flags = registry::ops_flags(subops);
+    registry::set_ops_flags(
+        subops,
+        if manager.is_some() {
+            flags | bits
+        } else {
+            flags & !bits
+        },
+    );
+}
+
+/// `ftrace_update_ops()`: the manager's filter and notrace hashes become
+/// those its sub-ops make now, each changed only if it differs.
+fn update_manager(manager: Ops<'_>, lock: &FtraceLocked) -> Result {
+    let made = manager_hashes(manager, lock)?;
+    for (notrace, new) in [(false, made.filter), (true, made.notrace)] {
+        let now = KHash::of_ops(manager, notrace);
+        // SAFETY: both live or null, under ftrace_lock; only read.
+        if unsafe { bindings::ftrace_c_hash_equal(new.as_ptr(), now.as_ptr()) } {
+            continue;
+        }
+        filters::change(manager, notrace, new, lock)?;
+    }
+    Ok(())
+}
+
+/// `ftrace_startup_subops()`: `subops` joins `manager`, which starts with
+/// it if it is the first, or else follows the union of its sub-ops.
+pub(crate) fn startup(
+    manager: Ops<'_>,
+    subops: Ops<'_>,
+    command: c_int,
+    lock: &FtraceLocked,
+) -> Result {
+    if registry::disabled(lock) {
+        return Err(ENODEV);
+    }
+    // SAFETY: both live, under ftrace_lock: initialises them if they are
+    // not yet and gives null hashes the empty one.
+    unsafe { bindings::ftrace_c_subops_prepare(manager.as_ptr(), subops.as_ptr()) };
+    if kernel::warn_on!(registry::ops_flags(subops) & ops_fl::ENABLED != 0) {
+        return Err(EBUSY);
+    }
+    let first = alone(manager);
+    if !first {
+        attach(manager, subops, true);
+        if let Err(e) = update_manager(manager, lock) {
+            attach(manager, subops, false);
+            return Err(e);
+        }
+        set_managed(subops, Some(manager));
+        bump(&STATS.subops_started, 1);
+        return Ok(());
+    }
+    // The first: the manager, not started, takes the sub-ops' hashes.
+    attach(manager, subops, true);
+    let made = manager_hashes(manager, lock);
+    attach(manager, subops, false);
+    let made = made?;
+    let (Some(fslot), Some(nslot)) = (
+        HashSlot::of_ops(manager, false),
+        HashSlot::of_ops(manager, true),
+    ) else {
+        return Err(EINVAL);
+    };
+    // Both are owned: making them fresh allocates nothing.
+    let filter = made.filter.into_fresh()?;
+    let notrace = made.notrace.into_fresh()?;
+    let filter = filter.install(&fslot);
+    let notrace = notrace.install(&nslot);
+    attach(manager, subops, true);
+    match registry::startup(manager, command, lock) {
+        Ok(()) => {
+            // SAFETY: the manager was not started while its slots held
+            // the replaced hashes.
+            unsafe {
+                filter.keep().free_now();
+                notrace.keep().free_now();
+            }
+            set_managed(subops, Some(manager));
+            bump(&STATS.subops_started, 1);
+            Ok(())
+        }
+        Err(e) => {
+            attach(manager, subops, false);
+            // SAFETY: the start-up failed: the manager is not started and
+            // no record counts it, so nothing reads the hashes it had.
+            unsafe {
+                filter.undo().free_now();
+                notrace.undo().free_now();
+            }
+            Err(e)
+        }
+    }
+}
+
+/// `ftrace_shutdown_subops()`: `subops` leaves `manager`, which stops if
+/// it was the last, or else follows the sub-ops left.
+pub(crate) fn shutdown(
+    manager: Ops<'_>,
+    subops: Ops<'_>,
+    command: c_int,
+    lock: &FtraceLocked,
+) -> Result {
+    if registry::disabled(lock) {
+        return Err(ENODEV);
+    }
+    if kernel::warn_on!(registry::ops_flags(subops) & ops_fl::ENABLED == 0) {
+        return Err(EINVAL);
+    }
+    attach(manager, subops, false);
+    if !alone(manager) {
+        if let Err(e) = update_manager(manager, lock) {
+            attach(manager, subops, true);
+            return Err(e);
+        }
+        set_managed(subops, None);
+        bump(&STATS.subops_stopped, 1);
+        return Ok(());
+    }
+    // The last: the manager stops and gets empty hashes again.
+    if let Err(e) = registry::shutdown(manager, command, None, lock) {
+        attach(manager, subops, true);
+        return Err(e);
+    }
+    // SAFETY: the manager is stopped and off the list; its hashes are
+    // freed and replaced by the empty ones, as 7.2 does.
+    unsafe { bindings::ftrace_c_subops_reset(manager.as_ptr()) };
+    set_managed(subops, None);
+    bump(&STATS.subops_stopped, 1);
+    Ok(())
+}
+
+/// `ftrace_hash_move_and_update_subops()`: the filter (`notrace` false) or
+/// notrace hash of `subops` becomes the functions of `new`, and its
+/// manager follows; on failure the sub-ops keeps the hash it had.
+pub(crate) fn change(
+    subops: Ops<'_>,
+    notrace: bool,
+    new: KHash<'_>,
+    lock: &FtraceLocked,
+) -> Result {
+    let manager = registry::managed(subops, lock);
+    let Some(manager) = manager else {
+        kernel::warn_on!(true);
+        return Err(EINVAL);
+    };
+    if kernel::warn_on!(registry::ops_flags(manager) & SUBOP != 0) {
+        return Err(EINVAL);
+    }
+    let slot = HashSlot::of_ops(subops, notrace).ok_or(EINVAL)?;
+    let installed = new.take_entries()?.install(&slot);
+    match update_manager(manager, lock) {
+        Ok(()) => {
+            installed.keep().free_after_grace_period();
+            bump(&STATS.subops_changes, 1);
+            Ok(())
+        }
+        Err(e) => {
+            installed.undo().free_after_grace_period();
+            Err(e)
+        }
+    }
+}
