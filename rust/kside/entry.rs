@@ -640,6 +640,51 @@ pub(crate) unsafe extern "C" fn rftrace_startup(
     }
 }
 
+/// Runs `change` for a hash change C asked for: the hash of `ops` at
+/// `orig_hash` (its filter or its notrace slot; if `want` says which, it
+/// must be that one) becomes the functions of `hash`. A slot that is not
+/// one of the ops' (or not the one wanted) would put the hash where C
+/// does not expect it: `-EINVAL`, with a warning.
+///
+/// # Safety
+///
+/// `ops` is null or a live, initialised ops; `hash` is null or a live hash
+/// the caller owns and frees after the call; the caller holds
+/// `ftrace_lock`.
+unsafe fn with_hash_change(
+    ops: *mut bindings::ftrace_ops,
+    orig_hash: *mut *mut bindings::ftrace_hash,
+    hash: *mut bindings::ftrace_hash,
+    want: Option<bool>,
+    change: impl for<'a> FnOnce(Ops<'a>, bool, KHash<'a>, &'a FtraceLocked) -> kernel::error::Result,
+) -> c_int {
+    if null_from_c(hash) {
+        return einval();
+    }
+    let run = |ops: Ops<'_>, lock: &FtraceLocked| {
+        let slot = |notrace| HashSlot::of_ops(ops, notrace).map(|s| s.as_ptr());
+        let found = [false, true]
+            .into_iter()
+            .find(|&notrace| slot(notrace) == Some(orig_hash));
+        let notrace = match (found, want) {
+            (Some(n), None) => n,
+            (Some(n), Some(w)) if n == w => n,
+            _ => {
+                kernel::warn_on!(true);
+                return einval();
+            }
+        };
+        // SAFETY: the caller's hash, live and changed by no one else for
+        // the call (function contract).
+        let Some(new) = (unsafe { KHash::from_c(hash, lock) }) else {
+            return einval();
+        };
+        change(ops, notrace, new, lock).map_or_else(|e| e.to_errno(), |()| 0)
+    };
+    // SAFETY: the same contract.
+    unsafe { with_ops(ops, einval(), run) }
+}
+
 /// `__ftrace_hash_move_and_update_ops()`: the filter (`enable` non-zero)
 /// or notrace hash of `ops`, at `orig_hash`, becomes the functions of
 /// `hash`; 0 or 7.2's errno, with nothing changed.
@@ -656,26 +701,8 @@ pub(crate) unsafe extern "C" fn rftrace_hash_move_and_update(
     hash: *mut bindings::ftrace_hash,
     enable: c_int,
 ) -> c_int {
-    if null_from_c(hash) {
-        return einval();
-    }
-    let run = |ops: Ops<'_>, lock: &FtraceLocked| {
-        let notrace = enable == 0;
-        let slot = HashSlot::of_ops(ops, notrace).map(|s| s.as_ptr());
-        // A slot that is not the one `enable` names would publish the hash
-        // where C does not expect it.
-        if kernel::warn_on!(slot != Some(orig_hash)) {
-            return einval();
-        }
-        // SAFETY: the caller's hash, live and changed by no one else for
-        // the call (function contract).
-        let Some(new) = (unsafe { KHash::from_c(hash, lock) }) else {
-            return einval();
-        };
-        filters::change(ops, notrace, new, lock).map_or_else(|e| e.to_errno(), |()| 0)
-    };
     // SAFETY: the same contract.
-    unsafe { with_ops(ops, einval(), run) }
+    unsafe { with_hash_change(ops, orig_hash, hash, Some(enable == 0), filters::change) }
 }
 
 /// `ftrace_run_modify_code()`: the update pass with `command`, `ops`
@@ -784,29 +811,8 @@ pub(crate) unsafe extern "C" fn rftrace_subops_change(
     orig_hash: *mut *mut bindings::ftrace_hash,
     hash: *mut bindings::ftrace_hash,
 ) -> c_int {
-    if null_from_c(hash) {
-        return einval();
-    }
-    let run = |ops: Ops<'_>, lock: &FtraceLocked| {
-        let slot = |notrace| HashSlot::of_ops(ops, notrace).map(|s| s.as_ptr());
-        let notrace = if slot(false) == Some(orig_hash) {
-            false
-        } else if slot(true) == Some(orig_hash) {
-            true
-        } else {
-            // Not a hash of this sub-ops: nothing to change.
-            kernel::warn_on!(true);
-            return einval();
-        };
-        // SAFETY: the caller's hash, live and changed by no one else for
-        // the call (function contract).
-        let Some(new) = (unsafe { KHash::from_c(hash, lock) }) else {
-            return einval();
-        };
-        subops::change(ops, notrace, new, lock).map_or_else(|e| e.to_errno(), |()| 0)
-    };
     // SAFETY: the same contract.
-    unsafe { with_ops(subops, einval(), run) }
+    unsafe { with_hash_change(subops, orig_hash, hash, None, subops::change) }
 }
 
 /// `__ftrace_shutdown()`: 0 or 7.2's errno. With a non-null `rel`, a

@@ -94,6 +94,25 @@ fn update_manager(manager: Ops<'_>, lock: &FtraceLocked) -> Result {
     Ok(())
 }
 
+/// `subops` joins (`on`) or leaves a manager that keeps other sub-ops: the
+/// manager's hashes follow; if they cannot, the sub-ops goes back to
+/// where it was.
+fn follow(manager: Ops<'_>, subops: Ops<'_>, on: bool, lock: &FtraceLocked) -> Result {
+    attach(manager, subops, on);
+    if let Err(e) = update_manager(manager, lock) {
+        attach(manager, subops, !on);
+        return Err(e);
+    }
+    set_managed(subops, on.then_some(manager));
+    let counter = if on {
+        &STATS.subops_started
+    } else {
+        &STATS.subops_stopped
+    };
+    bump(counter, 1);
+    Ok(())
+}
+
 /// `ftrace_startup_subops()`: `subops` joins `manager`, which starts with
 /// it if it is the first, or else follows the union of its sub-ops.
 pub(crate) fn startup(
@@ -111,16 +130,8 @@ pub(crate) fn startup(
     if kernel::warn_on!(registry::ops_flags(subops) & ops_fl::ENABLED != 0) {
         return Err(EBUSY);
     }
-    let first = alone(manager);
-    if !first {
-        attach(manager, subops, true);
-        if let Err(e) = update_manager(manager, lock) {
-            attach(manager, subops, false);
-            return Err(e);
-        }
-        set_managed(subops, Some(manager));
-        bump(&STATS.subops_started, 1);
-        return Ok(());
+    if !alone(manager) {
+        return follow(manager, subops, true, lock);
     }
     // The first: the manager, not started, takes the sub-ops' hashes.
     attach(manager, subops, true);
@@ -180,13 +191,9 @@ pub(crate) fn shutdown(
     }
     attach(manager, subops, false);
     if !alone(manager) {
-        if let Err(e) = update_manager(manager, lock) {
-            attach(manager, subops, true);
-            return Err(e);
-        }
-        set_managed(subops, None);
-        bump(&STATS.subops_stopped, 1);
-        return Ok(());
+        // Back on the list, so that `follow()` takes it off again.
+        attach(manager, subops, true);
+        return follow(manager, subops, false, lock);
     }
     // The last: the manager stops and gets empty hashes again.
     if let Err(e) = registry::shutdown(manager, command, None, lock) {
