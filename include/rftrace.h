@@ -193,6 +193,12 @@ int rftrace_shutdown_subops(struct ftrace_ops *ops, struct ftrace_ops *subops,
 int rftrace_subops_change(struct ftrace_ops *subops,
 			  struct ftrace_hash **orig_hash,
 			  struct ftrace_hash *hash);
+/*
+ * ftrace_update_manager(): the hashes of the manager @ops become the
+ * union of its sub-ops' hashes again, after one of them changed in place
+ * (a sub-ops sharing the hashes of an enabled ops).  0 or 7.2's errno.
+ */
+int rftrace_update_manager(struct ftrace_ops *ops);
 /* Counter @idx: stores its name in @name and returns true, or false. */
 bool rftrace_stat(unsigned int idx, const char **name, u64 *val);
 

@@ -15,7 +15,7 @@
 #                  pass within BREAK_TIMEOUT seconds, default 600)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
@@ -80,6 +80,12 @@ break_def() { # NAME
 		BREAK_PERL='s/    let installed = new\.take_entries\(\)\?\.install\(&slot\);\n    match update_manager\(manager, lock\) \{/    let installed = new.take_entries()?.install(&slot);\n    match Ok::<(), kernel::error::Error>(()) {/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:filter-change.tc ;;
+	profiler-left-behind)
+		BREAK_WHAT="a manager whose sub-ops shares the hashes of an enabled ops is not refreshed after they change (the profiler keeps the old filter, as in stock 7.2)"
+		BREAK_FILE=rust/kside/subops.rs
+		BREAK_PERL='s/    update_manager\(manager, lock\)\?;\n    bump\(&STATS\.subops_changes, 1\);/    let _ = lock;\n    bump(&STATS.subops_changes, 1);/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:profiler-filter.tc ;;
 	start-up-count-lost)
 		BREAK_WHAT="the Rust registry's start-up counter never counts (the ftrace_enabled sysctl then leaves the sites as they are)"
 		BREAK_FILE=rust/kside/registry.rs

@@ -61,7 +61,7 @@ rft_config_fragment() {
 	*) die "unknown variant $variant" ;;
 	esac
 	# riscv64 with the Rust core keeps linker relaxation for vmlinux
-	# (patch 0025) unless the variant ends in "-norelax" (as 7.2 links).
+	# (patch 0026) unless the variant ends in "-norelax" (as 7.2 links).
 	if [ "$arch" = riscv64 ] && [ "$base" != stock ]; then
 		if [ $norelax = 1 ]; then
 			echo "# CONFIG_FTRACE_RUST_CORE_RISCV_RELAX is not set"

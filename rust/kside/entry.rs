@@ -815,6 +815,22 @@ pub(crate) unsafe extern "C" fn rftrace_subops_change(
     unsafe { with_hash_change(subops, orig_hash, hash, None, subops::change) }
 }
 
+/// `ftrace_update_manager()`: the manager `ops` follows its sub-ops'
+/// hashes again, after one changed in place. 0 or 7.2's errno.
+///
+/// # Safety
+///
+/// `ops` is a live manager ops and the caller holds `ftrace_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_update_manager(ops: *mut bindings::ftrace_ops) -> c_int {
+    // SAFETY: the same contract.
+    unsafe {
+        with_ops(ops, einval(), |ops, lock| {
+            subops::refresh(ops, lock).map_or_else(|e| e.to_errno(), |()| 0)
+        })
+    }
+}
+
 /// `__ftrace_shutdown()`: 0 or 7.2's errno. With a non-null `rel`, a
 /// dynamic ops' grace-period waits are left to the caller.
 ///
@@ -1061,6 +1077,7 @@ same_signature!(
     rftrace_startup_subops,
     rftrace_shutdown_subops,
     rftrace_subops_change,
+    rftrace_update_manager,
 );
 #[cfg(CONFIG_X86_64)]
 same_signature!(rftrace_update_call, rftrace_finish);

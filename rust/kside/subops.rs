@@ -208,6 +208,18 @@ pub(crate) fn shutdown(
     Ok(())
 }
 
+/// `ftrace_update_manager()`: `manager` follows its sub-ops' hashes again
+/// after one of them changed in place (the function profiler's, which are
+/// `global_ops`' own, when the function tracer's filter changes).
+pub(crate) fn refresh(manager: Ops<'_>, lock: &FtraceLocked) -> Result {
+    if kernel::warn_on!(registry::ops_flags(manager) & SUBOP != 0) {
+        return Err(EINVAL);
+    }
+    update_manager(manager, lock)?;
+    bump(&STATS.subops_changes, 1);
+    Ok(())
+}
+
 /// `ftrace_hash_move_and_update_subops()`: the filter (`notrace` false) or
 /// notrace hash of `subops` becomes the functions of `new`, and its
 /// manager follows; on failure the sub-ops keeps the hash it had.
