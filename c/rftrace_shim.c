@@ -175,6 +175,84 @@ int rftrace_shim_hash_combine(struct ftrace_hash *a, struct ftrace_hash *b,
 	return 0;
 }
 
+/* Whether @a and @b have a function in common. */
+bool rftrace_shim_hash_meets(struct ftrace_hash *a, struct ftrace_hash *b)
+{
+	struct ftrace_func_entry *entry;
+	unsigned long i;
+
+	if (ftrace_hash_empty(a) || ftrace_hash_empty(b))
+		return false;
+	for (i = 0; i < (1UL << a->size_bits); i++) {
+		hlist_for_each_entry(entry, &a->buckets[i], hlist) {
+			if (ftrace_lookup_ip(b, entry->ip))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The direct-functions table (rust/kside/direct.rs), under direct_mutex:
+ * a new table @bits wide holding the entries of @table (NULL: none) and
+ * one for each function of @hash, calling @addr; NULL when out of memory.
+ */
+struct ftrace_hash *rftrace_shim_direct_table_with(struct ftrace_hash *table,
+						   struct ftrace_hash *hash,
+						   unsigned long addr,
+						   unsigned int bits)
+{
+	struct ftrace_func_entry *entry;
+	struct ftrace_hash *new;
+	unsigned long i;
+
+	new = alloc_ftrace_hash(bits);
+	if (!new)
+		return NULL;
+	for (i = 0; table && i < (1UL << table->size_bits); i++) {
+		hlist_for_each_entry(entry, &table->buckets[i], hlist) {
+			if (!add_ftrace_hash_entry_direct(new, entry->ip,
+							  entry->direct))
+				goto nomem;
+		}
+	}
+	for (i = 0; i < (1UL << hash->size_bits); i++) {
+		hlist_for_each_entry(entry, &hash->buckets[i], hlist) {
+			if (!add_ftrace_hash_entry_direct(new, entry->ip, addr))
+				goto nomem;
+		}
+	}
+	return new;
+nomem:
+	free_ftrace_hash(new);
+	return NULL;
+}
+
+/*
+ * Every function of @hash (an ops' filter) records @addr as its direct
+ * target; with @table, the entries of @table for those functions call
+ * @addr too (under ftrace_lock, which the list function's readers of the
+ * table do not take: each entry's target is one word).
+ */
+void rftrace_shim_direct_retarget(struct ftrace_hash *table,
+				  struct ftrace_hash *hash, unsigned long addr)
+{
+	struct ftrace_func_entry *entry, *in_table;
+	unsigned long i;
+
+	for (i = 0; i < (1UL << hash->size_bits); i++) {
+		hlist_for_each_entry(entry, &hash->buckets[i], hlist) {
+			if (!table) {
+				entry->direct = addr;
+				continue;
+			}
+			in_table = ftrace_lookup_ip(table, entry->ip);
+			if (in_table)
+				WRITE_ONCE(in_table->direct, addr);
+		}
+	}
+}
+
 /* Puts @subops on @ops's list of sub-ops (@on) or takes it off. */
 void rftrace_shim_subops_attach(struct ftrace_ops *ops, struct ftrace_ops *subops,
 				bool on)

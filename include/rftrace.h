@@ -199,6 +199,16 @@ int rftrace_subops_change(struct ftrace_ops *subops,
  * (a sub-ops sharing the hashes of an enabled ops).  0 or 7.2's errno.
  */
 int rftrace_update_manager(struct ftrace_ops *ops);
+/*
+ * register_ftrace_direct(), unregister_ftrace_direct() (@free_filters:
+ * ftrace_free_filter() once stopped), modify_ftrace_direct() (@lock: take
+ * direct_mutex; else the caller holds it): 0 or 7.2's errno.
+ */
+int rftrace_register_direct(struct ftrace_ops *ops, unsigned long addr);
+int rftrace_unregister_direct(struct ftrace_ops *ops, unsigned long addr,
+			      bool free_filters);
+int rftrace_modify_direct(struct ftrace_ops *ops, unsigned long addr,
+			  bool lock);
 /* Counter @idx: stores its name in @name and returns true, or false. */
 bool rftrace_stat(unsigned int idx, const char **name, u64 *val);
 
@@ -282,6 +292,13 @@ bool rftrace_shim_hash_contains(struct ftrace_hash *hash, unsigned long ip);
 unsigned long rftrace_shim_hash_count(struct ftrace_hash *hash);
 bool rftrace_shim_hash_is_nothing(struct ftrace_hash *hash);
 struct ftrace_hash *rftrace_shim_hash_nothing(void);
+bool rftrace_shim_hash_meets(struct ftrace_hash *a, struct ftrace_hash *b);
+struct ftrace_hash *rftrace_shim_direct_table_with(struct ftrace_hash *table,
+						   struct ftrace_hash *hash,
+						   unsigned long addr,
+						   unsigned int bits);
+void rftrace_shim_direct_retarget(struct ftrace_hash *table,
+				  struct ftrace_hash *hash, unsigned long addr);
 int rftrace_shim_hash_combine(struct ftrace_hash *a, struct ftrace_hash *b,
 			      unsigned int op, struct ftrace_hash **out);
 struct ftrace_ops *rftrace_shim_subops_next(struct ftrace_ops *ops,
@@ -400,6 +417,25 @@ void ftrace_c_modifying(struct ftrace_ops *ops, struct ftrace_hash *old_filter,
 void ftrace_c_subops_prepare(struct ftrace_ops *ops, struct ftrace_ops *subops);
 bool ftrace_c_hash_equal(struct ftrace_hash *a, struct ftrace_hash *b);
 void ftrace_c_subops_reset(struct ftrace_ops *ops);
+/*
+ * The steps of the direct-call code that stay C
+ * (CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS): direct_mutex taken (@on) or
+ * released, and asserted; the flags a direct ops carries (MULTI_FLAGS);
+ * where the direct-functions table is published; freeing a replaced table
+ * after an RCU-tasks grace period; @ops made a direct ops calling @addr
+ * (@on) or no longer; the table entries of @ops' functions that call
+ * @addr taken out; the stub ops that covers @ops' functions while their
+ * target changes, initialised, calling @addr.
+ */
+void ftrace_c_direct_lock(bool on);
+void ftrace_c_direct_assert_lock(void);
+unsigned long ftrace_c_direct_multi_flags(void);
+struct ftrace_hash **ftrace_c_direct_slot(void);
+void ftrace_c_direct_free_table(struct ftrace_hash *hash);
+void ftrace_c_direct_ops(struct ftrace_ops *ops, unsigned long addr, bool on);
+void ftrace_c_direct_forget(struct ftrace_ops *ops, unsigned long addr);
+struct ftrace_ops *ftrace_c_direct_tmp_ops(struct ftrace_ops *ops,
+					   unsigned long addr);
 /*
  * Test-only (CONFIG_FTRACE_RUST_CORE_TEST_MODULE, c/rftrace_shim_<arch>.c):
  * turns the NOP at the call site of the function at @func into another

@@ -98,6 +98,9 @@ struct Stats {
     subops_started: Atomic<u64>,
     subops_stopped: Atomic<u64>,
     subops_changes: Atomic<u64>,
+    direct_registered: Atomic<u64>,
+    direct_unregistered: Atomic<u64>,
+    direct_retargeted: Atomic<u64>,
 }
 
 static STATS: Stats = Stats {
@@ -143,6 +146,9 @@ static STATS: Stats = Stats {
     subops_started: Atomic::new(0),
     subops_stopped: Atomic::new(0),
     subops_changes: Atomic::new(0),
+    direct_registered: Atomic::new(0),
+    direct_unregistered: Atomic::new(0),
+    direct_retargeted: Atomic::new(0),
 };
 
 /// Counts one walk of the kernel's ops list (`ops_list_walks`).
@@ -213,6 +219,12 @@ impl Stats {
             40 => (b"registry_subops_started\0", r(&self.subops_started)),
             41 => (b"registry_subops_stopped\0", r(&self.subops_stopped)),
             42 => (b"registry_subops_changes\0", r(&self.subops_changes)),
+            43 => (b"registry_direct_registered\0", r(&self.direct_registered)),
+            44 => (
+                b"registry_direct_unregistered\0",
+                r(&self.direct_unregistered),
+            ),
+            45 => (b"registry_direct_retargeted\0", r(&self.direct_retargeted)),
             _ => return None,
         })
     }

@@ -15,7 +15,7 @@
 #                  pass within BREAK_TIMEOUT seconds, default 600)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
@@ -86,6 +86,19 @@ break_def() { # NAME
 		BREAK_PERL='s/    update_manager\(manager, lock\)\?;\n    bump\(&STATS\.subops_changes, 1\);/    let _ = lock;\n    bump(&STATS.subops_changes, 1);/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:profiler-filter.tc ;;
+	direct-table-unpublished)
+		BREAK_WHAT="a direct registration builds the new direct-functions table but never publishes it (shared sites find no target)"
+		BREAK_FILE=rust/kside/direct.rs
+		BREAK_PERL='s/        self\.atomic\(\)\.store\(new\.0, Release\);\n/        let _ = Release;\n/; s/    fn keep\(self\) -> Retired \{\n        Retired\(self\.old\)/    fn keep(self) -> Retired {\n        Retired(self.new)/'
+		BREAK_VARIANT=shadow
+		BREAK_ARCH=x86_64
+		BREAK_EXPECT=selftest:registry-direct-modules.tc ;;
+	direct-busy-ignored)
+		BREAK_WHAT="a direct registration on a function that has a direct target is not refused"
+		BREAK_FILE=rust/kside/direct.rs
+		BREAK_PERL='s/return Err\(errno\(Refusal::Busy\)\);/let _ = errno(Refusal::Busy);/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:registry-direct-modules.tc ;;
 	start-up-count-lost)
 		BREAK_WHAT="the Rust registry's start-up counter never counts (the ftrace_enabled sysctl then leaves the sites as they are)"
 		BREAK_FILE=rust/kside/registry.rs

@@ -71,6 +71,8 @@ use crate::{
 };
 
 use crate::karch;
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+use crate::kside::direct;
 #[cfg(CONFIG_X86_64)]
 use crate::{
     karch::x86,
@@ -831,6 +833,66 @@ pub(crate) unsafe extern "C" fn rftrace_update_manager(ops: *mut bindings::ftrac
     }
 }
 
+/// `register_ftrace_direct()`: 0 or 7.2's errno.
+///
+/// # Safety
+///
+/// `ops` is a live ops and the caller holds neither `direct_mutex` nor
+/// `ftrace_lock`.
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_register_direct(
+    ops: *mut bindings::ftrace_ops,
+    addr: c_ulong,
+) -> c_int {
+    if null_from_c(ops) {
+        return einval();
+    }
+    // SAFETY: the same contract.
+    unsafe { direct::register_locked(ops, word(addr)) }
+}
+
+/// `unregister_ftrace_direct()`: 0 or 7.2's errno.
+///
+/// # Safety
+///
+/// As for [`rftrace_register_direct`].
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_unregister_direct(
+    ops: *mut bindings::ftrace_ops,
+    addr: c_ulong,
+    free_filters: bool,
+) -> c_int {
+    if null_from_c(ops) {
+        return einval();
+    }
+    // SAFETY: the same contract.
+    unsafe { direct::unregister(ops, word(addr), free_filters) }
+        .map_or_else(|e| e.to_errno(), |()| 0)
+}
+
+/// `modify_ftrace_direct()` (`lock`) and `modify_ftrace_direct_nolock()`:
+/// 0 or 7.2's errno.
+///
+/// # Safety
+///
+/// `ops` is a live ops; the caller does not hold `ftrace_lock`, and holds
+/// `direct_mutex` if and only if `lock` is false.
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_modify_direct(
+    ops: *mut bindings::ftrace_ops,
+    addr: c_ulong,
+    lock: bool,
+) -> c_int {
+    if null_from_c(ops) {
+        return einval();
+    }
+    // SAFETY: the same contract.
+    unsafe { direct::modify(ops, word(addr), lock) }.map_or_else(|e| e.to_errno(), |()| 0)
+}
+
 /// `__ftrace_shutdown()`: 0 or 7.2's errno. With a non-null `rel`, a
 /// dynamic ops' grace-period waits are left to the caller.
 ///
@@ -1078,6 +1140,12 @@ same_signature!(
     rftrace_shutdown_subops,
     rftrace_subops_change,
     rftrace_update_manager,
+);
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+same_signature!(
+    rftrace_register_direct,
+    rftrace_unregister_direct,
+    rftrace_modify_direct,
 );
 #[cfg(CONFIG_X86_64)]
 same_signature!(rftrace_update_call, rftrace_finish);

@@ -262,6 +262,28 @@ impl<'a> Ops<'a> {
         self.ptr.as_ptr()
     }
 
+    /// Whether the ops has a function of its own (`ops->func` set).
+    #[cfg_attr(not(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS), allow(dead_code))]
+    pub(crate) fn has_func(self) -> bool {
+        // SAFETY: by the type invariants the ops is live; its function is
+        // not changed while ftrace_lock is held.
+        unsafe { (*self.ptr.as_ptr()).func }.is_some()
+    }
+
+    /// Points a direct ops at a new target (`ops->direct_call`, read
+    /// without a lock by the list function: one word, stored whole).
+    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+    pub(crate) fn set_direct_call(self, addr: u64) {
+        // SAFETY: a live ops (type invariants); the field is written only
+        // under ftrace_lock and read whole by its lockless readers.
+        let at = unsafe {
+            kernel::sync::atomic::Atomic::from_ptr(core::ptr::addr_of_mut!(
+                (*self.ptr.as_ptr()).direct_call
+            ))
+        };
+        at.store(c_word(addr), kernel::sync::atomic::Relaxed);
+    }
+
     /// Asks a direct ops whether it may share the function at `ip` with
     /// an IPMODIFY ops (its `ops_func`, `FTRACE_OPS_CMD_ENABLE_SHARE_IPMODIFY_SELF`):
     /// 0 or an errno, or `None` if it has no `ops_func`.

@@ -5,6 +5,8 @@
 //! record table, and the kernel side of the update pass with its shadow
 //! comparator.
 
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+pub(crate) mod direct;
 pub(crate) mod entry;
 pub(crate) mod env;
 pub(crate) mod filters;

@@ -12,6 +12,8 @@
 //!   simulated kernel, for a simulated x86 and a simulated arm64.
 //! - [`consistency`]: the registry's consistency check against every order
 //!   of adding and removing ops of every kind, and each damage reported.
+//! - [`direct`]: the direct-call interface's refusals and table width
+//!   against its kernel-doc.
 //! - [`filter`]: the filter algebra of the ops registry against a set model,
 //!   exhaustively for one ops and two sub-ops, randomly for three.
 //! - [`registry`]: the registry's admission, shared-caller choice and
@@ -24,6 +26,7 @@
 mod account;
 mod arm64;
 mod consistency;
+mod direct;
 mod filter;
 mod golden;
 mod ipmodify;

@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Direct calls: `register_ftrace_direct()`, `unregister_ftrace_direct()`
+//! and `modify_ftrace_direct()` of Linux 7.2.
+//!
+//! A direct ops makes the sites of its functions call one trampoline (its
+//! target) directly. Each function has at most one target, kept in the
+//! kernel's direct-functions table (`ip -> target`, an `ftrace_hash`
+//! published with RCU, changed under `direct_mutex`), which the list
+//! function reads when a site is shared with other ops. Here:
+//!
+//! - registering refuses what 7.2 refuses ([`rfcore::direct::admit()`]),
+//!   then, holding `direct_mutex` and `ftrace_lock`, refuses functions
+//!   that have a target already (`-EBUSY`), builds a new table with the
+//!   ops' functions added ([`NewTable`]), installs it ([`Installed`]) and
+//!   starts the ops with the registry's own start-up; if the start-up
+//!   fails the old table goes back, so nothing is left behind;
+//! - unregistering stops the ops (`unregister_ftrace_function()`, the
+//!   registry's shut-down and its grace-period waits) and takes its
+//!   functions out of the table, as 7.2 does, in place;
+//! - changing the target starts a stub ops over the same functions, so
+//!   that their sites go through the list function meanwhile, checks the
+//!   IPMODIFY claims, points the table's entries and the ops at the new
+//!   target, and stops the stub.
+//!
+//! The replaced table is freed after an RCU-tasks grace period, since
+//! trampolines may be reading it.
+//!
+//! A leaf module with `unsafe` code: the C calls on `direct_mutex`, the
+//! table and the direct fields of an ops.
+
+use core::marker::PhantomData;
+
+use kernel::{
+    bindings,
+    error::{
+        code::{
+            EBUSY,
+            EINVAL,
+            ENOMEM, //
+        },
+        to_result,
+        Error,
+        Result, //
+    },
+    ffi::c_int,
+    sync::atomic::{
+        Atomic,
+        Relaxed,
+        Release, //
+    },
+};
+
+use crate::{
+    bump,
+    kside::env::{
+        c_word,
+        Ops, //
+    },
+    kside::hash::KHash,
+    kside::lock::{
+        FtraceLockGuard,
+        FtraceLocked, //
+    },
+    kside::registry,
+    rfcore::direct::{
+        self as rules,
+        Asking,
+        Refusal, //
+    },
+    STATS,
+};
+
+// The flag bits are the kernel's.
+const _: () = {
+    assert!(rules::INITIALIZED == bindings::FTRACE_OPS_FL_INITIALIZED as u64);
+    assert!(rules::DIRECT == bindings::FTRACE_OPS_FL_DIRECT as u64);
+};
+
+/// The errno 7.2 gives for a refusal.
+fn errno(r: Refusal) -> Error {
+    match r {
+        Refusal::Invalid => EINVAL,
+        Refusal::Busy => EBUSY,
+    }
+}
+
+/// Proof that the current task holds `direct_mutex`.
+///
+/// # Invariants
+///
+/// While a reference to a `DirectLocked` is live, the current task holds
+/// `direct_mutex`.
+pub(crate) struct DirectLocked {
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl DirectLocked {
+    /// Runs `f` with the proof that `direct_mutex` is held; checked by
+    /// lockdep.
+    ///
+    /// # Safety
+    ///
+    /// The current task holds `direct_mutex` for the whole call.
+    unsafe fn held<R>(f: impl FnOnce(&DirectLocked) -> R) -> R {
+        // SAFETY: only reads the lock's owner (lockdep).
+        unsafe { bindings::ftrace_c_direct_assert_lock() };
+        // INVARIANT: the caller holds the lock for the whole call.
+        let token = DirectLocked {
+            _not_send: PhantomData,
+        };
+        f(&token)
+    }
+}
+
+/// `direct_mutex`, taken; released on drop.
+///
+/// # Invariants
+///
+/// The current task took `direct_mutex` when the guard was made and holds
+/// it until the guard is dropped.
+struct DirectLockGuard {
+    token: DirectLocked,
+}
+
+impl DirectLockGuard {
+    /// Takes `direct_mutex` (may sleep; before `ftrace_lock`, as in 7.2).
+    fn lock() -> Self {
+        // SAFETY: a plain mutex_lock() of a static mutex from process
+        // context; the guard releases it.
+        unsafe { bindings::ftrace_c_direct_lock(true) };
+        // INVARIANT: just taken.
+        DirectLockGuard {
+            token: DirectLocked {
+                _not_send: PhantomData,
+            },
+        }
+    }
+}
+
+impl core::ops::Deref for DirectLockGuard {
+    type Target = DirectLocked;
+
+    fn deref(&self) -> &DirectLocked {
+        &self.token
+    }
+}
+
+impl Drop for DirectLockGuard {
+    fn drop(&mut self) {
+        // SAFETY: the guard took the lock (type invariants).
+        unsafe { bindings::ftrace_c_direct_lock(false) };
+    }
+}
+
+/// The direct-functions table's slot (`direct_functions`).
+///
+/// # Invariants
+///
+/// `slot` is the kernel's table pointer, written only under
+/// `direct_mutex`, held for `'a`.
+struct Table<'a> {
+    slot: *mut *mut bindings::ftrace_hash,
+    _lock: PhantomData<&'a DirectLocked>,
+}
+
+impl<'a> Table<'a> {
+    fn of(_lock: &'a DirectLocked) -> Self {
+        // SAFETY: only computes the address of a static.
+        let slot = unsafe { bindings::ftrace_c_direct_slot() };
+        // INVARIANT: the table's slot, with `direct_mutex` held for `'a`.
+        Table {
+            slot,
+            _lock: PhantomData,
+        }
+    }
+
+    fn atomic(&self) -> &Atomic<*mut bindings::ftrace_hash> {
+        // SAFETY: a static pointer, written only under direct_mutex (held,
+        // type invariants) and read by RCU readers with
+        // rcu_dereference_sched(), which an atomic access does not upset.
+        unsafe { Atomic::from_ptr(self.slot) }
+    }
+
+    /// The table now (never null: `EMPTY_HASH` when it has no entry).
+    fn current(&self) -> *mut bindings::ftrace_hash {
+        self.atomic().load(Relaxed)
+    }
+
+    /// Publishes `new` for the readers (a release store, as
+    /// `rcu_assign_pointer()`), keeping the table it replaces until the
+    /// change is kept or undone.
+    fn install(&self, new: NewTable) -> Installed<'a> {
+        let old = self.current();
+        self.atomic().store(new.0, Release);
+        // INVARIANT: `new` is in the slot now, and replaced `old`.
+        Installed {
+            slot: Table {
+                slot: self.slot,
+                _lock: PhantomData,
+            },
+            new: new.0,
+            old,
+        }
+    }
+}
+
+/// A direct-functions table built and not yet published.
+///
+/// # Invariants
+///
+/// `.0` is a live hash nobody else has.
+#[must_use = "a new table is installed"]
+struct NewTable(*mut bindings::ftrace_hash);
+
+impl NewTable {
+    /// The entries of `table` and, for each function of `hash`, one
+    /// calling `addr`, in a table `bits` wide.
+    fn build(
+        table: *mut bindings::ftrace_hash,
+        hash: &KHash<'_>,
+        addr: u64,
+        bits: u32,
+    ) -> Result<Self> {
+        // SAFETY: `table` is the live table, kept by direct_mutex (the
+        // caller's `Table`), and `hash` a live ops hash under ftrace_lock;
+        // both are only read.
+        let new = unsafe {
+            bindings::rftrace_shim_direct_table_with(table, hash.as_ptr(), c_word(addr), bits)
+        };
+        if new.is_null() {
+            return Err(ENOMEM);
+        }
+        // INVARIANT: just allocated, seen by nobody.
+        Ok(NewTable(new))
+    }
+}
+
+/// A table published by a change that is then kept or undone.
+///
+/// # Invariants
+///
+/// The slot holds `new`, which replaced `old`; `direct_mutex` is held for
+/// `'a`.
+#[must_use = "an installed table must be kept or undone"]
+struct Installed<'a> {
+    slot: Table<'a>,
+    new: *mut bindings::ftrace_hash,
+    old: *mut bindings::ftrace_hash,
+}
+
+impl Installed<'_> {
+    /// The change stays: the replaced table is to be freed.
+    fn keep(self) -> Retired {
+        Retired(self.old)
+    }
+
+    /// The change is undone: the replaced table goes back and the new one
+    /// is to be freed.
+    fn undo(self) -> Retired {
+        self.slot.atomic().store(self.old, Release);
+        Retired(self.new)
+    }
+}
+
+/// A table taken out of the slot, which readers may still be on.
+///
+/// # Invariants
+///
+/// The table was published, is no longer, and nothing else frees it.
+#[must_use = "a replaced table must be freed after a grace period"]
+struct Retired(*mut bindings::ftrace_hash);
+
+impl Retired {
+    /// Frees the table after an RCU-tasks grace period (`EMPTY_HASH` is
+    /// never freed).
+    fn free_after_grace_period(self) {
+        // SAFETY: ours alone to free (type invariants); call_rcu_tasks()
+        // waits for the readers, trampolines included.
+        unsafe { bindings::ftrace_c_direct_free_table(self.0) };
+    }
+}
+
+/// `ops` becomes a direct ops calling `addr` (its function, flags,
+/// trampoline and target), or (`on` false) keeps no function or
+/// trampoline, as 7.2 leaves it for another registration.
+fn make_direct(ops: Ops<'_>, addr: u64, on: bool) {
+    // SAFETY: a live ops under ftrace_lock (type invariants of `Ops`),
+    // not started when `on`, or no longer started when not.
+    unsafe { bindings::ftrace_c_direct_ops(ops.as_ptr(), c_word(addr), on) };
+}
+
+/// `register_ftrace_direct()`.
+pub(crate) fn register(
+    ops: Ops<'_>,
+    addr: u64,
+    direct: &DirectLocked,
+    lock: &FtraceLocked,
+) -> Result {
+    let props = ops.props();
+    let filter = KHash::of_ops(ops, false);
+    rules::admit(&Asking {
+        flags: registry::ops_flags(ops),
+        has_func: ops.has_func(),
+        has_trampoline: props.trampoline,
+        filter_empty: filter.count() == 0,
+    })
+    .map_err(errno)?;
+    let table = Table::of(direct);
+    let now = table.current();
+    // SAFETY: both live: the table under direct_mutex, the filter under
+    // ftrace_lock; only read.
+    if unsafe { bindings::rftrace_shim_hash_meets(filter.as_ptr(), now) } {
+        return Err(errno(Refusal::Busy));
+    }
+    // SAFETY: the live table, only read.
+    let in_table = crate::kside::env::word(unsafe { bindings::rftrace_shim_hash_count(now) });
+    let bits = rules::table_bits(filter.count(), in_table);
+    let new = NewTable::build(now, &filter, addr, bits)?;
+    // SAFETY: the ops' filter, under ftrace_lock: each entry records the
+    // target (only the `direct` word of its entries is written).
+    unsafe {
+        bindings::rftrace_shim_direct_retarget(core::ptr::null_mut(), filter.as_ptr(), c_word(addr))
+    };
+    let installed = table.install(new);
+    make_direct(ops, addr, true);
+    match registry::startup(ops, 0, lock) {
+        Ok(()) => {
+            installed.keep().free_after_grace_period();
+            bump(&STATS.direct_registered, 1);
+            Ok(())
+        }
+        Err(e) => {
+            make_direct(ops, addr, false);
+            installed.undo().free_after_grace_period();
+            Err(e)
+        }
+    }
+}
+
+/// The checks of `unregister_ftrace_direct()` and `modify_ftrace_direct()`
+/// on the ops' flags.
+fn admit_change(ops: *mut bindings::ftrace_ops) -> Result {
+    let guard = FtraceLockGuard::lock();
+    // SAFETY: the caller's ops (live for the call, the entries' contract),
+    // under ftrace_lock.
+    let ops = unsafe { Ops::from_raw(ops, &guard) }.ok_or(EINVAL)?;
+    // SAFETY: only reads a constant.
+    let multi = crate::kside::env::word(unsafe { bindings::ftrace_c_direct_multi_flags() });
+    rules::admit_change(registry::ops_flags(ops), multi).map_err(errno)
+}
+
+/// `unregister_ftrace_direct()`.
+///
+/// # Safety
+///
+/// `ops` is a live ops, registered with `register_ftrace_direct()` or not;
+/// the caller holds neither `direct_mutex` nor `ftrace_lock`.
+pub(crate) unsafe fn unregister(
+    ops: *mut bindings::ftrace_ops,
+    addr: u64,
+    free_filters: bool,
+) -> Result {
+    admit_change(ops)?;
+    let ret = {
+        let _direct = DirectLockGuard::lock();
+        // SAFETY: a live ops; unregister_ftrace_function() takes
+        // ftrace_lock itself and waits after dropping it.
+        let ret = unsafe { bindings::unregister_ftrace_function(ops) };
+        // SAFETY: under direct_mutex: the table entries of the ops'
+        // functions that call `addr` go, and the ops keeps no function.
+        unsafe {
+            bindings::ftrace_c_direct_forget(ops, c_word(addr));
+            bindings::ftrace_c_direct_ops(ops, c_word(addr), false);
+        }
+        ret
+    };
+    if free_filters {
+        // SAFETY: a live ops, stopped.
+        unsafe { bindings::ftrace_free_filter(ops) };
+    }
+    bump(&STATS.direct_unregistered, 1);
+    to_result(ret)
+}
+
+/// `modify_ftrace_direct()` (`lock`: takes `direct_mutex`) and
+/// `modify_ftrace_direct_nolock()`.
+///
+/// # Safety
+///
+/// `ops` is a live ops; the caller does not hold `ftrace_lock`, and holds
+/// `direct_mutex` if and only if `lock` is false.
+pub(crate) unsafe fn modify(ops: *mut bindings::ftrace_ops, addr: u64, lock: bool) -> Result {
+    admit_change(ops)?;
+    let run = |direct: &DirectLocked| -> Result {
+        // SAFETY: the ops is live (function contract); the stub ops is
+        // C's static, initialised by the call.
+        let tmp = unsafe { bindings::ftrace_c_direct_tmp_ops(ops, c_word(addr)) };
+        let filter = {
+            let guard = FtraceLockGuard::lock();
+            // SAFETY: the static stub ops, live forever.
+            let stub = unsafe { Ops::from_raw(tmp, &guard) }.ok_or(EINVAL)?;
+            registry::startup(stub, 0, &guard)?;
+            // The stub shares the ops' hashes (C set it up so).
+            let filter = KHash::of_ops(stub, false).as_ptr();
+            filter
+        };
+        // SAFETY: the IPMODIFY check of a target change: a live ops and
+        // its filter (which only its owner changes, and not during this
+        // call), with direct_mutex held and ftrace_lock not.
+        let ret =
+            unsafe { crate::kside::entry::rftrace_ipmodify_update(ops, filter, filter, true) };
+        if ret == 0 {
+            let guard = FtraceLockGuard::lock();
+            let table = Table::of(direct);
+            // SAFETY: the table under direct_mutex and the ops' filter
+            // under ftrace_lock; only the targets of the table's entries
+            // for the ops' functions are written, one word each.
+            unsafe {
+                bindings::rftrace_shim_direct_retarget(table.current(), filter, c_word(addr))
+            };
+            // SAFETY: a live ops (function contract).
+            if let Some(handle) = unsafe { Ops::from_raw(ops, &guard) } {
+                handle.set_direct_call(addr);
+            }
+        }
+        // SAFETY: the stub started above; unregister_ftrace_function()
+        // takes ftrace_lock itself.
+        unsafe { bindings::unregister_ftrace_function(tmp) };
+        if ret == 0 {
+            bump(&STATS.direct_retargeted, 1);
+        }
+        to_result(ret)
+    };
+    if lock {
+        let guard = DirectLockGuard::lock();
+        run(&guard)
+    } else {
+        // SAFETY: the caller holds direct_mutex (function contract).
+        unsafe { DirectLocked::held(run) }
+    }
+}
+
+/// Runs `register()` for C: takes `direct_mutex`, then `ftrace_lock`.
+///
+/// # Safety
+///
+/// `ops` is a live ops; the caller holds neither lock.
+pub(crate) unsafe fn register_locked(ops: *mut bindings::ftrace_ops, addr: u64) -> c_int {
+    let direct = DirectLockGuard::lock();
+    let guard = FtraceLockGuard::lock();
+    // SAFETY: a live ops (function contract), under ftrace_lock.
+    let Some(handle) = (unsafe { Ops::from_raw(ops, &guard) }) else {
+        return EINVAL.to_errno();
+    };
+    register(handle, addr, &direct, &guard).map_or_else(|e| e.to_errno(), |()| 0)
+}
