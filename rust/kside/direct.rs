@@ -59,6 +59,8 @@ use crate::{
     },
     kside::hash::KHash,
     kside::lock::{
+        DirectLockGuard,
+        DirectLocked,
         FtraceLockGuard,
         FtraceLocked, //
     },
@@ -82,74 +84,6 @@ fn errno(r: Refusal) -> Error {
     match r {
         Refusal::Invalid => EINVAL,
         Refusal::Busy => EBUSY,
-    }
-}
-
-/// Proof that the current task holds `direct_mutex`.
-///
-/// # Invariants
-///
-/// While a reference to a `DirectLocked` is live, the current task holds
-/// `direct_mutex`.
-pub(crate) struct DirectLocked {
-    _not_send: PhantomData<*mut ()>,
-}
-
-impl DirectLocked {
-    /// Runs `f` with the proof that `direct_mutex` is held; checked by
-    /// lockdep.
-    ///
-    /// # Safety
-    ///
-    /// The current task holds `direct_mutex` for the whole call.
-    unsafe fn held<R>(f: impl FnOnce(&DirectLocked) -> R) -> R {
-        // SAFETY: only reads the lock's owner (lockdep).
-        unsafe { bindings::ftrace_c_direct_assert_lock() };
-        // INVARIANT: the caller holds the lock for the whole call.
-        let token = DirectLocked {
-            _not_send: PhantomData,
-        };
-        f(&token)
-    }
-}
-
-/// `direct_mutex`, taken; released on drop.
-///
-/// # Invariants
-///
-/// The current task took `direct_mutex` when the guard was made and holds
-/// it until the guard is dropped.
-struct DirectLockGuard {
-    token: DirectLocked,
-}
-
-impl DirectLockGuard {
-    /// Takes `direct_mutex` (may sleep; before `ftrace_lock`, as in 7.2).
-    fn lock() -> Self {
-        // SAFETY: a plain mutex_lock() of a static mutex from process
-        // context; the guard releases it.
-        unsafe { bindings::ftrace_c_direct_lock(true) };
-        // INVARIANT: just taken.
-        DirectLockGuard {
-            token: DirectLocked {
-                _not_send: PhantomData,
-            },
-        }
-    }
-}
-
-impl core::ops::Deref for DirectLockGuard {
-    type Target = DirectLocked;
-
-    fn deref(&self) -> &DirectLocked {
-        &self.token
-    }
-}
-
-impl Drop for DirectLockGuard {
-    fn drop(&mut self) {
-        // SAFETY: the guard took the lock (type invariants).
-        unsafe { bindings::ftrace_c_direct_lock(false) };
     }
 }
 

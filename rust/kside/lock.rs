@@ -13,6 +13,9 @@
 //! on a record or an ops (`kside::env::Rec`, `kside::env::Ops`, ...) borrows such a
 //! reference, so no handle can outlive the lock that made it valid.
 //!
+//! `direct_mutex` (the direct-functions table, `kside::direct`) has the
+//! same pair: [`DirectLocked`] and [`DirectLockGuard`].
+//!
 //! A leaf module with `unsafe` code: the C calls that take, release and
 //! assert the locks.
 
@@ -167,5 +170,79 @@ impl TextLocked {
             _not_send: PhantomData,
         };
         f(&token)
+    }
+}
+
+/// Proof that the current task holds `direct_mutex`.
+///
+/// # Invariants
+///
+/// While a reference to a `DirectLocked` is live, the current task holds
+/// `direct_mutex`.
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+pub(crate) struct DirectLocked {
+    _not_send: PhantomData<*mut ()>,
+}
+
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+impl DirectLocked {
+    /// Runs `f` with the proof that `direct_mutex` is held; checked by
+    /// lockdep.
+    ///
+    /// # Safety
+    ///
+    /// The current task holds `direct_mutex` for the whole call.
+    pub(crate) unsafe fn held<R>(f: impl FnOnce(&DirectLocked) -> R) -> R {
+        // SAFETY: only reads the lock's owner (lockdep).
+        unsafe { bindings::ftrace_c_direct_assert_lock() };
+        // INVARIANT: the caller holds the lock for the whole call.
+        let token = DirectLocked {
+            _not_send: PhantomData,
+        };
+        f(&token)
+    }
+}
+
+/// `direct_mutex`, taken; released on drop.
+///
+/// # Invariants
+///
+/// The current task took `direct_mutex` when the guard was made and holds
+/// it until the guard is dropped.
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+pub(crate) struct DirectLockGuard {
+    token: DirectLocked,
+}
+
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+impl DirectLockGuard {
+    /// Takes `direct_mutex` (may sleep; before `ftrace_lock`, as in 7.2).
+    pub(crate) fn lock() -> Self {
+        // SAFETY: a plain mutex_lock() of a static mutex from process
+        // context; the guard releases it.
+        unsafe { bindings::ftrace_c_direct_lock(true) };
+        // INVARIANT: just taken.
+        DirectLockGuard {
+            token: DirectLocked {
+                _not_send: PhantomData,
+            },
+        }
+    }
+}
+
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+impl core::ops::Deref for DirectLockGuard {
+    type Target = DirectLocked;
+
+    fn deref(&self) -> &DirectLocked {
+        &self.token
+    }
+}
+
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+impl Drop for DirectLockGuard {
+    fn drop(&mut self) {
+        // SAFETY: the guard took the lock (type invariants).
+        unsafe { bindings::ftrace_c_direct_lock(false) };
     }
 }
