@@ -15,6 +15,32 @@
 #   debug   shadow plus lockdep, DEBUG_ATOMIC_SLEEP, DEBUG_LIST, KFENCE,
 #           fault injection (FAILSLAB, FAIL_PAGE_ALLOC) and kmemleak
 #   kcsan   shadow plus KCSAN
+#   stock-debug, stock-kcsan
+#           the stock kernel with the debug / KCSAN options above (what
+#           the Rust variants are compared with)
+
+# rft_debug_options debug|kcsan: the lines the debug / KCSAN variants add,
+# on the Rust kernels and on stock alike.
+rft_debug_options() {
+	case $1 in
+	debug)	echo "CONFIG_DEBUG_KERNEL=y"
+		echo "CONFIG_PROVE_LOCKING=y"
+		echo "CONFIG_DEBUG_ATOMIC_SLEEP=y"
+		echo "CONFIG_DEBUG_LIST=y"
+		echo "CONFIG_KFENCE=y"
+		# Fault injection (selftests/rftrace/fault-injection.tc)
+		# and kmemleak, scanned on demand only.
+		echo "CONFIG_FAULT_INJECTION=y"
+		echo "CONFIG_FAILSLAB=y"
+		echo "CONFIG_FAIL_PAGE_ALLOC=y"
+		echo "CONFIG_FAULT_INJECTION_DEBUG_FS=y"
+		echo "CONFIG_FAULT_INJECTION_STACKTRACE_FILTER=y"
+		echo "CONFIG_DEBUG_KMEMLEAK=y"
+		echo "# CONFIG_DEBUG_KMEMLEAK_AUTO_SCAN is not set" ;;
+	kcsan)	echo "CONFIG_DEBUG_KERNEL=y"
+		echo "CONFIG_KCSAN=y" ;;
+	esac
+}
 
 # rft_config_fragment ARCH VARIANT: prints the fragment.
 rft_config_fragment() {
@@ -33,6 +59,9 @@ rft_config_fragment() {
 	fi
 	case $base in
 	stock)	echo "# CONFIG_FTRACE_RUST_CORE is not set" ;;
+	stock-debug|stock-kcsan)
+		echo "# CONFIG_FTRACE_RUST_CORE is not set"
+		rft_debug_options "${base#stock-}" ;;
 	rust)	echo "CONFIG_FTRACE_RUST_CORE=y"
 		echo "# CONFIG_FTRACE_RUST_CORE_SHADOW is not set"
 		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y" ;;
@@ -41,28 +70,13 @@ rft_config_fragment() {
 		echo "CONFIG_FTRACE_RUST_CORE_SHADOW=y"
 		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y"
 		case $base in
-		debug)	echo "CONFIG_DEBUG_KERNEL=y"
-			echo "CONFIG_PROVE_LOCKING=y"
-			echo "CONFIG_DEBUG_ATOMIC_SLEEP=y"
-			echo "CONFIG_DEBUG_LIST=y"
-			echo "CONFIG_KFENCE=y"
-			# Fault injection (selftests/rftrace/fault-injection.tc)
-			# and kmemleak, scanned on demand only.
-			echo "CONFIG_FAULT_INJECTION=y"
-			echo "CONFIG_FAILSLAB=y"
-			echo "CONFIG_FAIL_PAGE_ALLOC=y"
-			echo "CONFIG_FAULT_INJECTION_DEBUG_FS=y"
-			echo "CONFIG_FAULT_INJECTION_STACKTRACE_FILTER=y"
-			echo "CONFIG_DEBUG_KMEMLEAK=y"
-			echo "# CONFIG_DEBUG_KMEMLEAK_AUTO_SCAN is not set" ;;
-		kcsan)	echo "CONFIG_DEBUG_KERNEL=y"
-			echo "CONFIG_KCSAN=y" ;;
+		debug|kcsan) rft_debug_options "$base" ;;
 		esac ;;
 	*) die "unknown variant $variant" ;;
 	esac
 	# riscv64 with the Rust core keeps linker relaxation for vmlinux
 	# (patch 0026) unless the variant ends in "-norelax" (as 7.2 links).
-	if [ "$arch" = riscv64 ] && [ "$base" != stock ]; then
+	if [ "$arch" = riscv64 ] && [ "${base%%-*}" != stock ]; then
 		if [ $norelax = 1 ]; then
 			echo "# CONFIG_FTRACE_RUST_CORE_RISCV_RELAX is not set"
 		else
