@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""kcsan-report.py LOG...: the KCSAN reports in guest console logs.
+"""kcsan-report.py [--stock PATH]... PATH...: the KCSAN reports in guest
+console logs (a PATH that is a directory stands for every file under it).
 
 Prints one line per distinct report title ("data-race in A / B"), with how
 often it was seen, and marks a report "CORE" when any frame of its stacks
 is the Rust core or its C shim (a symbol with "rftrace" in it: the shim's
 rftrace_* functions, the Rust crate's mangled names, kernel/trace/rftrace/
 paths) or one of the kernel functions whose work the core took over.
-Last line: "N reports, N distinct, N involving the core".  Exit status 1
+With --stock (the console logs of a stock kernel built with the same
+options, run over the same tests), a report title also seen there is
+marked "STOCK".  Last line: "N reports, N distinct, N involving the core,
+N not seen on stock" (the last count only with --stock).  Exit status 1
 if any report involves the core.
 """
+import os
 import re
 import sys
 
@@ -52,11 +57,24 @@ def involves_core(title, body):
     return False
 
 
-def main():
+def files(paths):
+    """Every file of PATHS, a directory standing for the files under it."""
+    for path in paths:
+        if os.path.isdir(path):
+            for root, _, names in sorted(os.walk(path)):
+                for name in sorted(names):
+                    yield os.path.join(root, name)
+        else:
+            yield path
+
+
+def titles(paths):
+    """The report titles of PATHS and how often each was seen, and the
+    titles involving the core; plus the number of reports."""
     seen = {}
     core = {}
     total = 0
-    for path in sys.argv[1:]:
+    for path in files(paths):
         with open(path, errors="replace") as f:
             text = f.read().replace("\r", "")
         for title, body in reports(text):
@@ -64,11 +82,36 @@ def main():
             seen[title] = seen.get(title, 0) + 1
             if involves_core(title, body):
                 core[title] = True
+    return seen, core, total
+
+
+def main():
+    args = sys.argv[1:]
+    stock_paths = []
+    paths = []
+    while args:
+        a = args.pop(0)
+        if a == "--stock" and args:
+            stock_paths.append(args.pop(0))
+        else:
+            paths.append(a)
+    seen, core, total = titles(paths)
+    stock = titles(stock_paths)[0] if stock_paths else {}
+    new = 0
     for title in sorted(seen):
         mark = "CORE " if title in core else "     "
+        if stock_paths:
+            if title in stock:
+                mark += "STOCK "
+            else:
+                mark += "      "
+                new += 1
         print("%s%4d  %s" % (mark, seen[title], title))
-    print("%d reports, %d distinct, %d involving the core"
-          % (total, len(seen), len(core)))
+    line = "%d reports, %d distinct, %d involving the core" % (
+        total, len(seen), len(core))
+    if stock_paths:
+        line += ", %d not seen on stock" % new
+    print(line)
     return 1 if core else 0
 
 
