@@ -40,14 +40,27 @@ static_assert(RFTRACE_SCAN_NR == 8);
 /* The call-site size the Rust record table uses (rust/kside/records.rs). */
 static_assert(MCOUNT_INSN_SIZE == (IS_ENABLED(CONFIG_X86_64) ? 5 : 4));
 
-void rftrace_shim_assert_ftrace_lock(void)
+bool rftrace_shim_mutex_mine(struct mutex *lock)
 {
-	lockdep_assert_held(&ftrace_lock);
+	unsigned long owner;
+
+#ifdef CONFIG_PREEMPT_RT
+	/* The owner word of the rtmutex, its waiters bit cleared. */
+	owner = (unsigned long)data_race(READ_ONCE(lock->rtmutex.owner)) & ~1UL;
+#else
+	owner = mutex_get_owner(lock);
+#endif
+	return owner == (unsigned long)current;
 }
 
-void rftrace_shim_assert_text_lock(void)
+bool rftrace_shim_ftrace_lock_mine(void)
 {
-	lockdep_assert_held(&text_mutex);
+	return rftrace_shim_mutex_mine(&ftrace_lock);
+}
+
+bool rftrace_shim_text_lock_mine(void)
+{
+	return rftrace_shim_mutex_mine(&text_mutex);
 }
 
 void rftrace_shim_ftrace_lock(void)

@@ -14,6 +14,7 @@ struct ftrace_hash;
 struct ftrace_ops;
 struct ftrace_page;
 struct module;
+struct mutex;
 
 /* Implemented in Rust (rust/rftrace.rs); callers hold ftrace_lock. */
 
@@ -223,12 +224,14 @@ long rftrace_init_nops(struct module *mod, struct ftrace_page *pgs,
 /* Implemented in C (c/rftrace_shim.c), called by the Rust core. */
 
 /*
- * The locks as the Rust core's lock tokens see them (rust/kside/lock.rs): a
- * lockdep assertion that the current task holds ftrace_lock / text_mutex,
+ * The locks as the Rust core's lock tokens see them (rust/kside/lock.rs):
+ * whether the current task owns @lock (read from the mutex's owner: a
+ * question, never a warning), the same for ftrace_lock and text_mutex,
  * and ftrace_lock taken and released (KUnit).
  */
-void rftrace_shim_assert_ftrace_lock(void);
-void rftrace_shim_assert_text_lock(void);
+bool rftrace_shim_mutex_mine(struct mutex *lock);
+bool rftrace_shim_ftrace_lock_mine(void);
+bool rftrace_shim_text_lock_mine(void);
 void rftrace_shim_ftrace_lock(void);
 void rftrace_shim_ftrace_unlock(void);
 /* cond_resched(), between the records of a pass that may sleep. */
@@ -420,15 +423,15 @@ void ftrace_c_subops_reset(struct ftrace_ops *ops);
 /*
  * The steps of the direct-call code that stay C
  * (CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS): direct_mutex taken (@on) or
- * released, and asserted; the flags a direct ops carries (MULTI_FLAGS);
- * where the direct-functions table is published; freeing a replaced table
- * after an RCU-tasks grace period; @ops made a direct ops calling @addr
- * (@on) or no longer; the table entries of @ops' functions that call
- * @addr taken out; the stub ops that covers @ops' functions while their
- * target changes, initialised, calling @addr.
+ * released, and whether the current task owns it; the flags a direct ops
+ * carries (MULTI_FLAGS); where the direct-functions table is published;
+ * freeing a replaced table after an RCU-tasks grace period; @ops made a
+ * direct ops calling @addr (@on) or no longer; the table entries of @ops'
+ * functions that call @addr taken out; the stub ops that covers @ops'
+ * functions while their target changes, initialised, calling @addr.
  */
 void ftrace_c_direct_lock(bool on);
-void ftrace_c_direct_assert_lock(void);
+bool ftrace_c_direct_lock_mine(void);
 unsigned long ftrace_c_direct_multi_flags(void);
 struct ftrace_hash **ftrace_c_direct_slot(void);
 void ftrace_c_direct_free_table(struct ftrace_hash *hash);

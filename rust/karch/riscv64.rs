@@ -23,7 +23,11 @@
 
 use kernel::{
     bindings,
-    ffi::c_void, //
+    error::code::EINVAL,
+    ffi::{
+        c_int,
+        c_void, //
+    },
 };
 
 use crate::{
@@ -36,7 +40,11 @@ use crate::{
         shared_caller,
         Module, //
     },
-    kside::lock::FtraceLocked,
+    kside::lock::{
+        FtraceLocked,
+        TextLockGuard,
+        TextLocked, //
+    },
     rfcore::{
         record::Decision,
         riscv64::{
@@ -107,6 +115,37 @@ fn read(check: &Check) -> Result<Insn, Failure> {
     Insn::new(dst).ok_or(Failure::Fault)
 }
 
+/// Writes the stores of `change` in order, under `text_mutex`; 0 or the
+/// first store's -errno.
+fn write_plan(change: &Riscv64Change, _text: &TextLocked) -> c_int {
+    let (nop, list) = karch::stub_ops();
+    for w in change.plan.writes {
+        let ret = match w {
+            // SAFETY: `addr` is the 8-byte aligned literal of a checked
+            // site (`Site`); the shim stores it with one 64-bit store,
+            // under `text_mutex` (`_text`).
+            Write::Literal { addr, ops } => unsafe {
+                bindings::rftrace_shim_rv_literal_write(c_word(addr), c_word(ops.addr(nop, list)))
+            },
+            // SAFETY: `ip` is the checked, 4-byte aligned slot of a patch
+            // site; one 32-bit store under `text_mutex`.
+            Write::Jalr { ip, new, .. } => unsafe {
+                bindings::rftrace_shim_rv_insn_write(c_word(ip), new)
+            },
+            // SAFETY: `pc` is the checked, 8-byte aligned entry of a patch
+            // site (its literal is aligned and 8 bytes before); one 64-bit
+            // store under `text_mutex`.
+            Write::Entry { pc, new, .. } => unsafe {
+                bindings::rftrace_shim_rv_entry_write(c_word(pc), u64::from_le_bytes(new))
+            },
+        };
+        if ret != 0 {
+            return ret;
+        }
+    }
+    0
+}
+
 impl Arch for Riscv64<'_> {
     type Change = Riscv64Change;
     /// Every change is live once written (single-copy-atomic stores, the
@@ -140,47 +179,14 @@ impl Arch for Riscv64<'_> {
     }
 
     fn write(&mut self, change: &Riscv64Change) -> Result<(), Failure> {
-        let (nop, list) = karch::stub_ops();
         // The first initialisation is the only change made without
-        // `text_mutex` held (see the module documentation).
-        let init = change.plan.auipc.is_none();
-        if init {
-            // SAFETY: the callers of an initialisation do not hold
-            // `text_mutex`; it is released below.
-            unsafe { bindings::rftrace_shim_text_lock() };
-        }
-        let mut ret = 0;
-        for w in change.plan.writes {
-            ret = match w {
-                // SAFETY: `addr` is the 8-byte aligned literal of a checked
-                // site (`Site`); the shim stores it with one 64-bit store,
-                // under `text_mutex`.
-                Write::Literal { addr, ops } => unsafe {
-                    bindings::rftrace_shim_rv_literal_write(
-                        c_word(addr),
-                        c_word(ops.addr(nop, list)),
-                    )
-                },
-                // SAFETY: `ip` is the checked, 4-byte aligned slot of a
-                // patch site; one 32-bit store under `text_mutex`.
-                Write::Jalr { ip, new, .. } => unsafe {
-                    bindings::rftrace_shim_rv_insn_write(c_word(ip), new)
-                },
-                // SAFETY: `pc` is the checked, 8-byte aligned entry of a
-                // patch site (its literal is aligned and 8 bytes before);
-                // one 64-bit store under `text_mutex`.
-                Write::Entry { pc, new, .. } => unsafe {
-                    bindings::rftrace_shim_rv_entry_write(c_word(pc), u64::from_le_bytes(new))
-                },
-            };
-            if ret != 0 {
-                break;
-            }
-        }
-        if init {
-            // SAFETY: taken above by this task.
-            unsafe { bindings::rftrace_shim_text_unlock() };
-        }
+        // `text_mutex` held (see the module documentation): it takes the
+        // lock; every other change checks that its caller holds it.
+        let ret = if change.plan.auipc.is_none() {
+            write_plan(change, &TextLockGuard::lock())
+        } else {
+            TextLocked::held(|text| write_plan(change, text)).unwrap_or_else(|| EINVAL.to_errno())
+        };
         if ret != 0 {
             return Err(Failure::Write);
         }

@@ -370,8 +370,7 @@ pub(crate) unsafe fn modify(ops: *mut bindings::ftrace_ops, addr: u64, lock: boo
         let guard = DirectLockGuard::lock();
         run(&guard)
     } else {
-        // SAFETY: the caller holds direct_mutex (function contract).
-        unsafe { DirectLocked::held(run) }
+        DirectLocked::held(run).unwrap_or(Err(EINVAL))
     }
 }
 

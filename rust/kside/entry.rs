@@ -116,14 +116,12 @@ unsafe fn with_rec<R>(rec: *mut bindings::dyn_ftrace, null: R, f: impl FnOnce(Re
     if null_from_c(rec) {
         return null;
     }
-    // SAFETY: the caller holds ftrace_lock (function contract), and `rec`
-    // is a record of the table.
-    unsafe {
-        FtraceLocked::held(|lock| match Rec::from_raw(rec, lock) {
-            Some(rec) => f(rec),
-            None => null,
-        })
-    }
+    FtraceLocked::held(|lock| {
+        // SAFETY: `rec` is a record of the table (function contract).
+        unsafe { Rec::from_raw(rec, lock) }.map(f)
+    })
+    .flatten()
+    .unwrap_or(null)
 }
 
 /// `ftrace_update_record()` (`update`) and `ftrace_test_record()`:
@@ -163,17 +161,15 @@ pub(crate) unsafe extern "C" fn rftrace_account(
     if null_from_c(rec) || null_from_c(ops) {
         return false;
     }
-    // SAFETY: the caller holds ftrace_lock (function contract).
-    unsafe {
-        FtraceLocked::held(|lock| {
-            // SAFETY: a record of the table and a registered ops (function
-            // contract).
-            match (Rec::from_raw(rec, lock), Ops::from_raw(ops, lock)) {
-                (Some(rec), Some(ops)) => crate::account_rec(rec, ops, inc),
-                _ => false,
-            }
-        })
-    }
+    FtraceLocked::held(|lock| {
+        // SAFETY: a record of the table and a registered ops (function
+        // contract).
+        match unsafe { (Rec::from_raw(rec, lock), Ops::from_raw(ops, lock)) } {
+            (Some(rec), Some(ops)) => crate::account_rec(rec, ops, inc),
+            _ => false,
+        }
+    })
+    .unwrap_or(false)
 }
 
 /// `ftrace_get_addr_new()`: the address the site is to call.
@@ -358,17 +354,16 @@ pub(crate) unsafe extern "C" fn rftrace_unlink_module(
     if null_from_c(head) || null_from_c(tail) || null_from_c(last) || null_from_c(records) {
         return core::ptr::null_mut();
     }
-    // SAFETY: the caller holds ftrace_lock (function contract).
-    unsafe {
-        FtraceLocked::held(|lock| {
-            // SAFETY: the function's contract is `unlink_module()`'s, and
-            // `module` is alive during the call.
+    FtraceLocked::held(|lock| {
+        // SAFETY: the function's contract is `unlink_module()`'s and
+        // `hand_over()`'s, and `module` is alive during the call.
+        unsafe {
             let taken =
                 records::unlink_module(head.cast(), tail.cast(), Module::from_raw(module), lock);
-            // SAFETY: valid out pointers (function contract).
             hand_over(taken, last, records)
-        })
-    }
+        }
+    })
+    .unwrap_or(core::ptr::null_mut())
 }
 
 /// `ftrace_free_mem()`: takes the records touching `[start, end]` out of
@@ -396,26 +391,24 @@ pub(crate) unsafe extern "C" fn rftrace_remove_range(
         return core::ptr::null_mut();
     }
     let (s, e) = (word(start), word(end));
-    // SAFETY: the caller holds ftrace_lock (function contract).
-    unsafe {
-        FtraceLocked::held(|lock| {
-            // SAFETY: the function's contract is `remove_range()`'s.
-            let taken = records::remove_range(head.cast(), tail.cast(), s, e, each, data, lock);
-            if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) && s <= e {
-                // SAFETY: we hold ftrace_lock.
-                let left = bindings::ftrace_c_lookup_rec(start, end);
-                STATS.shadow_checks.add(1, Relaxed);
-                if !left.is_null() {
-                    shadow_diff(format_args!(
-                        "records left in [{:#x}, {:#x}] after removal",
-                        s, e
-                    ));
-                }
+    FtraceLocked::held(|lock| {
+        // SAFETY: the function's contract is `remove_range()`'s.
+        let taken =
+            unsafe { records::remove_range(head.cast(), tail.cast(), s, e, each, data, lock) };
+        if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) && s <= e {
+            let left = crate::kside::env::c_lookup_rec(s, e, &rcu::read_lock());
+            STATS.shadow_checks.add(1, Relaxed);
+            if !left.is_null() {
+                shadow_diff(format_args!(
+                    "records left in [{:#x}, {:#x}] after removal",
+                    s, e
+                ));
             }
-            // SAFETY: valid out pointers (function contract).
-            hand_over(taken, last, records)
-        })
-    }
+        }
+        // SAFETY: valid out pointers (function contract).
+        unsafe { hand_over(taken, last, records) }
+    })
+    .unwrap_or(core::ptr::null_mut())
 }
 
 /// `rebuild_hashes()` of a manager ops (function graph's): the filter and
@@ -439,18 +432,16 @@ pub(crate) unsafe extern "C" fn rftrace_manager_hashes(
     if null_from_c(ops) || null_from_c(filter) || null_from_c(notrace_hash) {
         return einval();
     }
-    // SAFETY: the caller holds ftrace_lock (function contract).
-    let made: kernel::error::Result<_> = unsafe {
-        FtraceLocked::held(|lock| {
-            // SAFETY: a live ops (function contract).
-            let ops = Ops::from_raw(ops, lock).ok_or(EINVAL)?;
-            let made = hash::manager_hashes(ops, lock)?;
-            let f = made.filter.into_raw()?;
-            // Both are owned: handing them over allocates nothing.
-            let n = made.notrace.into_raw()?;
-            Ok((f, n))
-        })
-    };
+    let made: kernel::error::Result<_> = FtraceLocked::held(|lock| {
+        // SAFETY: a live ops (function contract).
+        let ops = unsafe { Ops::from_raw(ops, lock) }.ok_or(EINVAL)?;
+        let made = hash::manager_hashes(ops, lock)?;
+        let f = made.filter.into_raw()?;
+        // Both are owned: handing them over allocates nothing.
+        let n = made.notrace.into_raw()?;
+        Ok((f, n))
+    })
+    .unwrap_or(Err(EINVAL));
     match made {
         Ok((f, n)) => {
             // SAFETY: writable pointers (function contract).
@@ -479,14 +470,12 @@ unsafe fn with_ops<R>(
     if null_from_c(ops) {
         return null;
     }
-    // SAFETY: the caller holds ftrace_lock (function contract), and `ops`
-    // is live.
-    unsafe {
-        FtraceLocked::held(|lock| match Ops::from_raw(ops, lock) {
-            Some(ops) => f(ops, lock),
-            None => null,
-        })
-    }
+    FtraceLocked::held(|lock| {
+        // SAFETY: `ops` is live (function contract).
+        unsafe { Ops::from_raw(ops, lock) }.map(|ops| f(ops, lock))
+    })
+    .flatten()
+    .unwrap_or(null)
 }
 
 /// `__register_ftrace_function()`: 0 or 7.2's errno.
@@ -519,15 +508,10 @@ pub(crate) unsafe extern "C" fn rftrace_unregister_ops(ops: *mut bindings::ftrac
     }
 }
 
-/// `update_ftrace_function()`.
-///
-/// # Safety
-///
-/// The caller holds `ftrace_lock`.
+/// `update_ftrace_function()`; the caller holds `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_update_function() {
-    // SAFETY: the same contract.
-    unsafe { FtraceLocked::held(registry::update_function) }
+pub(crate) extern "C" fn rftrace_update_function() {
+    FtraceLocked::held(registry::update_function);
 }
 
 /// `__ftrace_hash_rec_update()`: 1 if a site needs an update pass, 0 if
@@ -553,15 +537,11 @@ pub(crate) unsafe extern "C" fn rftrace_account_walk(
 }
 
 /// The start-up counter (`ftrace_start_up` of 7.2), which the Rust
-/// registry keeps, for the C code that reads it.
-///
-/// # Safety
-///
-/// The caller holds `ftrace_lock`.
+/// registry keeps, for the C code that reads it under `ftrace_lock`
+/// (0 if the caller does not hold it, after a warning).
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_start_up() -> c_int {
-    // SAFETY: the same contract.
-    unsafe { FtraceLocked::held(registry::start_up_count) }
+pub(crate) extern "C" fn rftrace_start_up() -> c_int {
+    FtraceLocked::held(registry::start_up_count).unwrap_or(0)
 }
 
 /// `__ftrace_hash_update_ipmodify()`: 0 or 7.2's errno.
@@ -960,26 +940,16 @@ pub(crate) unsafe extern "C" fn rftrace_replace_one(
 
 /// `ftrace_replace_code()`: check every change, then write them (x86: in
 /// INT3 batches). `may_sleep`: `cond_resched()` between records is
-/// allowed.
-///
-/// # Safety
-///
-/// The caller holds `ftrace_lock`; on x86 also `text_mutex` (between the
-/// arch prepare and post-process hooks).
+/// allowed. The caller holds `ftrace_lock`; on x86 also `text_mutex`
+/// (between the arch prepare and post-process hooks).
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_replace_code(enable: bool, may_sleep: bool) {
-    // SAFETY: the caller holds the locks (function contract).
+pub(crate) extern "C" fn rftrace_replace_code(enable: bool, may_sleep: bool) {
     #[cfg(CONFIG_X86_64)]
-    unsafe {
-        FtraceLocked::held(|lock| {
-            TextLocked::held(|_text| karch::replace_code(lock, enable, may_sleep))
-        })
-    }
-    // SAFETY: the caller holds ftrace_lock (function contract).
+    FtraceLocked::held(|lock| {
+        TextLocked::held(|_text| karch::replace_code(lock, enable, may_sleep))
+    });
     #[cfg(not(CONFIG_X86_64))]
-    unsafe {
-        FtraceLocked::held(|lock| karch::replace_code(lock, enable, may_sleep))
-    }
+    FtraceLocked::held(|lock| karch::replace_code(lock, enable, may_sleep));
 }
 
 /// `ftrace_make_call()`.
@@ -1044,7 +1014,8 @@ pub(crate) unsafe extern "C" fn rftrace_make_nop(
 /// `ftrace_update_code()`'s loop: every record of the new groups from
 /// `pgs` gets `flags` and, with `init`, its site's first conversion to a
 /// NOP (from a call to `mcount`). Returns the records done, or -1 if
-/// ftrace is disabled; a failed site is reported with `ftrace_bug()`.
+/// ftrace is disabled (or the caller does not hold `ftrace_lock`); a
+/// failed site is reported with `ftrace_bug()`.
 ///
 /// # Safety
 ///
@@ -1071,8 +1042,7 @@ pub(crate) unsafe extern "C" fn rftrace_init_nops(
             None => -1,
         }
     };
-    // SAFETY: the caller holds ftrace_lock (function contract).
-    unsafe { FtraceLocked::held(run) }
+    FtraceLocked::held(run).unwrap_or(-1)
 }
 
 /// Re-points the callback call at `ip` in an ftrace trampoline to the C
@@ -1085,27 +1055,19 @@ pub(crate) unsafe extern "C" fn rftrace_init_nops(
 #[cfg(CONFIG_X86_64)]
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rftrace_update_call(ip: c_ulong, func: c_ulong) -> c_int {
-    // SAFETY: the caller holds text_mutex (function contract).
-    unsafe {
-        TextLocked::held(|text| {
-            // SAFETY: `ip` is a trampoline's callback call (function
-            // contract).
-            x86::update_callback_call(text, word(ip), word(func))
-        })
-    }
+    TextLocked::held(|text| {
+        // SAFETY: `ip` is a trampoline's callback call (function contract).
+        unsafe { x86::update_callback_call(text, word(ip), word(func)) }
+    })
+    .unwrap_or_else(einval)
 }
 
 /// Arch post-process: make the writes queued by the single-site hooks
-/// live.
-///
-/// # Safety
-///
-/// The caller holds `text_mutex`.
+/// live; the caller holds `text_mutex`.
 #[cfg(CONFIG_X86_64)]
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_finish() {
-    // SAFETY: the caller holds text_mutex (function contract).
-    unsafe { TextLocked::held(x86::finish) }
+pub(crate) extern "C" fn rftrace_finish() {
+    TextLocked::held(x86::finish);
 }
 
 same_signature!(

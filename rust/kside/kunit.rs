@@ -553,6 +553,23 @@ mod tests {
     }
 
     #[test]
+    fn lock_proofs_need_the_lock() {
+        use crate::kside::lock::{
+            ftrace_lock_mine,
+            FtraceLocked, //
+        };
+        // Nobody holds ftrace_lock for the test, so there is no proof...
+        assert!(!ftrace_lock_mine());
+        let lock = FtraceLockGuard::lock();
+        // ...until this task takes it...
+        assert!(ftrace_lock_mine());
+        assert_eq!(FtraceLocked::held(|_| 7), Some(7));
+        drop(lock);
+        // ...and none once it let it go.
+        assert!(!ftrace_lock_mine());
+    }
+
+    #[test]
     fn x86_call_encoding() {
         // rel32 is the distance from the end of the 5-byte instruction.
         let ip = 0xffff_ffff_8100_0000u64;

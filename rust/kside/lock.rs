@@ -3,21 +3,23 @@
 //! Proofs that the kernel's ftrace locks are held, as types.
 //!
 //! The records, the ops list and the text the core works on are protected
-//! by two C mutexes: `ftrace_lock` (records, ops, the record table's
-//! writers) and `text_mutex` (live kernel text). Neither is a Rust lock,
-//! so the core cannot use `kernel::sync::Mutex`; instead it uses tokens in
-//! the spirit of `kernel::sync::LockedBy`: a [`FtraceLocked`] can only be
-//! had by reference, from a [`FtraceLockGuard`] that took the lock, or
-//! inside [`FtraceLocked::held()`], which a C entry point calls when its C
-//! caller holds the lock and which asserts that with lockdep. Every handle
-//! on a record or an ops (`kside::env::Rec`, `kside::env::Ops`, ...) borrows such a
-//! reference, so no handle can outlive the lock that made it valid.
-//!
-//! `direct_mutex` (the direct-functions table, `kside::direct`) has the
-//! same pair: [`DirectLocked`] and [`DirectLockGuard`].
+//! by C mutexes: `ftrace_lock` (records, ops, the record table's writers),
+//! `text_mutex` (live kernel text) and `direct_mutex` (the
+//! direct-functions table, `kside::direct`). None is a Rust lock, so the
+//! core cannot use `kernel::sync::Mutex`; instead it uses tokens in the
+//! spirit of `kernel::sync::LockedBy`: a [`Locked<M>`] ([`FtraceLocked`],
+//! [`TextLocked`], [`DirectLocked`]) can only be had by reference, from a
+//! [`Guard<M>`] that took the mutex, or inside [`Locked::held()`], which a
+//! C entry point calls when its C caller holds the mutex and which checks
+//! that: the mutex's owner must be the current task, with or without
+//! lockdep. A caller that does not hold the mutex gets a warning and no
+//! proof, so making a proof needs no `unsafe` and no trust in the caller.
+//! Every handle on a record or an ops (`kside::env::Rec`,
+//! `kside::env::Ops`, ...) borrows such a reference, so no handle can
+//! outlive the lock that made it valid.
 //!
 //! A leaf module with `unsafe` code: the C calls that take, release and
-//! assert the locks.
+//! ask about the mutexes.
 
 use core::{
     cell::UnsafeCell,
@@ -26,83 +28,198 @@ use core::{
 
 use kernel::bindings;
 
-/// Proof that the current task holds `ftrace_lock`.
-///
-/// Only ever seen as `&FtraceLocked`: from a [`FtraceLockGuard`] or
-/// [`FtraceLocked::held()`].
-///
-/// # Invariants
-///
-/// While a reference to a `FtraceLocked` is live, the current task holds
-/// `ftrace_lock`. It is neither `Send` nor `Sync`, so it stays on the task
-/// that holds the lock.
-pub(crate) struct FtraceLocked {
-    _not_send: PhantomData<*mut ()>,
+/// A kernel mutex the core proves held.
+pub(crate) trait CMutex {
+    /// Whether the current task holds the mutex (its owner is this task).
+    fn mine() -> bool;
 }
 
-impl FtraceLocked {
-    /// Runs `f` with the proof that `ftrace_lock` is held.
-    ///
-    /// For the C entry points whose C callers hold the lock. With lockdep
-    /// (`CONFIG_PROVE_LOCKING`) the claim is checked: a caller that does
-    /// not hold the lock gets a lockdep warning.
+/// A [`CMutex`] the core also takes itself, through a [`Guard`].
+pub(crate) trait CMutexLock: CMutex {
+    /// Takes the mutex (may sleep). Only [`Guard::lock()`] calls it.
+    fn lock();
+
+    /// Releases the mutex.
     ///
     /// # Safety
     ///
-    /// The current task holds `ftrace_lock` for the whole call.
-    pub(crate) unsafe fn held<R>(f: impl FnOnce(&FtraceLocked) -> R) -> R {
-        // SAFETY: only reads the lock's owner (lockdep).
-        unsafe { bindings::rftrace_shim_assert_ftrace_lock() };
-        // INVARIANT: the caller holds the lock for the whole call, and the
-        // reference cannot leave the closure (its lifetime is the call's).
-        let token = FtraceLocked {
-            _not_send: PhantomData,
-        };
-        f(&token)
-    }
+    /// The current task took it with [`CMutexLock::lock()`].
+    unsafe fn unlock();
 }
 
-/// `ftrace_lock`, taken; released on drop.
+/// Proof that the current task holds the mutex `M`.
+///
+/// Only ever seen as `&Locked<M>`: from a [`Guard`] or [`Locked::held()`].
 ///
 /// # Invariants
 ///
-/// The current task took `ftrace_lock` when the guard was made and holds
-/// it until the guard is dropped.
-pub(crate) struct FtraceLockGuard {
-    token: FtraceLocked,
+/// While a reference to a `Locked<M>` is live, the current task holds `M`.
+/// It is neither `Send` nor `Sync`, so it stays on the task that holds the
+/// mutex.
+pub(crate) struct Locked<M> {
+    _not_send: PhantomData<*mut M>,
 }
 
-impl FtraceLockGuard {
-    /// Takes `ftrace_lock` (may sleep).
+impl<M: CMutex> Locked<M> {
+    /// Runs `f` with the proof that `M` is held, if the current task holds
+    /// it; else warns and returns `None`.
+    ///
+    /// For the C entry points whose C callers hold the mutex.
+    pub(crate) fn held<R>(f: impl FnOnce(&Self) -> R) -> Option<R> {
+        if kernel::warn_on!(!M::mine()) {
+            return None;
+        }
+        // INVARIANT: the current task holds the mutex, and cannot release
+        // it during the call: the task runs `f`, and the reference cannot
+        // leave the closure (its lifetime is the call's).
+        let token = Locked {
+            _not_send: PhantomData,
+        };
+        Some(f(&token))
+    }
+}
+
+/// The mutex `M`, taken; released on drop.
+///
+/// # Invariants
+///
+/// The current task took `M` when the guard was made and holds it until
+/// the guard is dropped.
+pub(crate) struct Guard<M: CMutexLock> {
+    token: Locked<M>,
+}
+
+impl<M: CMutexLock> Guard<M> {
+    /// Takes the mutex (may sleep).
     pub(crate) fn lock() -> Self {
-        // SAFETY: a plain mutex_lock() of a static mutex, from process
-        // context; the guard releases it.
-        unsafe { bindings::rftrace_shim_ftrace_lock() };
-        // INVARIANT: the lock was just taken.
-        FtraceLockGuard {
-            token: FtraceLocked {
+        M::lock();
+        // INVARIANT: just taken.
+        Guard {
+            token: Locked {
                 _not_send: PhantomData,
             },
         }
     }
 }
 
-impl core::ops::Deref for FtraceLockGuard {
-    type Target = FtraceLocked;
+impl<M: CMutexLock> core::ops::Deref for Guard<M> {
+    type Target = Locked<M>;
 
-    fn deref(&self) -> &FtraceLocked {
-        // The proof lives as long as the guard, which holds the lock.
+    fn deref(&self) -> &Locked<M> {
+        // The proof lives as long as the guard, which holds the mutex.
         &self.token
     }
 }
 
-impl Drop for FtraceLockGuard {
+impl<M: CMutexLock> Drop for Guard<M> {
     fn drop(&mut self) {
-        // SAFETY: the guard took the lock (type invariants) and every
+        // SAFETY: the guard took the mutex (type invariants), and every
         // handle borrowing its token is gone, since they borrow `self`.
+        unsafe { M::unlock() };
+    }
+}
+
+/// `ftrace_lock`: records, the ops list, the record table's writers.
+pub(crate) enum FtraceMutex {}
+
+impl CMutex for FtraceMutex {
+    fn mine() -> bool {
+        // SAFETY: reads the owner of a static mutex; no precondition.
+        unsafe { bindings::rftrace_shim_ftrace_lock_mine() }
+    }
+}
+
+impl CMutexLock for FtraceMutex {
+    fn lock() {
+        // SAFETY: a plain mutex_lock() of a static mutex, from process
+        // context.
+        unsafe { bindings::rftrace_shim_ftrace_lock() };
+    }
+
+    unsafe fn unlock() {
+        // SAFETY: taken by this task (the function's contract).
         unsafe { bindings::rftrace_shim_ftrace_unlock() };
     }
 }
+
+/// Proof that the current task holds `ftrace_lock`.
+pub(crate) type FtraceLocked = Locked<FtraceMutex>;
+/// `ftrace_lock`, taken by the core (KUnit, the direct-call paths).
+pub(crate) type FtraceLockGuard = Guard<FtraceMutex>;
+
+/// Whether the current task holds `ftrace_lock`.
+#[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
+pub(crate) fn ftrace_lock_mine() -> bool {
+    FtraceMutex::mine()
+}
+
+/// `text_mutex`: live kernel text (the x86 INT3 batches and trampoline
+/// calls, the riscv64 stores).
+#[cfg_attr(CONFIG_ARM64, allow(dead_code))]
+pub(crate) enum TextMutex {}
+
+impl CMutex for TextMutex {
+    fn mine() -> bool {
+        // SAFETY: reads the owner of a static mutex; no precondition.
+        unsafe { bindings::rftrace_shim_text_lock_mine() }
+    }
+}
+
+/// riscv64 takes `text_mutex` for a site's first stores, the one change
+/// made without its caller holding it.
+#[cfg(CONFIG_RISCV)]
+impl CMutexLock for TextMutex {
+    fn lock() {
+        // SAFETY: a plain mutex_lock() of a static mutex, from process
+        // context.
+        unsafe { bindings::rftrace_shim_text_lock() };
+    }
+
+    unsafe fn unlock() {
+        // SAFETY: taken by this task (the function's contract).
+        unsafe { bindings::rftrace_shim_text_unlock() };
+    }
+}
+
+/// Proof that the current task holds `text_mutex`.
+#[cfg_attr(CONFIG_ARM64, allow(dead_code))]
+pub(crate) type TextLocked = Locked<TextMutex>;
+/// `text_mutex`, taken by the core (riscv64's first stores at a site).
+#[cfg(CONFIG_RISCV)]
+pub(crate) type TextLockGuard = Guard<TextMutex>;
+
+/// `direct_mutex`: the direct-functions table.
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+pub(crate) enum DirectMutex {}
+
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+impl CMutex for DirectMutex {
+    fn mine() -> bool {
+        // SAFETY: reads the owner of a static mutex; no precondition.
+        unsafe { bindings::ftrace_c_direct_lock_mine() }
+    }
+}
+
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+impl CMutexLock for DirectMutex {
+    fn lock() {
+        // SAFETY: a plain mutex_lock() of a static mutex from process
+        // context (before `ftrace_lock`, as in 7.2).
+        unsafe { bindings::ftrace_c_direct_lock(true) };
+    }
+
+    unsafe fn unlock() {
+        // SAFETY: taken by this task (the function's contract).
+        unsafe { bindings::ftrace_c_direct_lock(false) };
+    }
+}
+
+/// Proof that the current task holds `direct_mutex`.
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+pub(crate) type DirectLocked = Locked<DirectMutex>;
+/// `direct_mutex`, taken by the core.
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+pub(crate) type DirectLockGuard = Guard<DirectMutex>;
 
 /// A value kept under `ftrace_lock`: read and written only with the proof
 /// that the lock is held, by copy, so that no reference to it escapes
@@ -140,109 +257,5 @@ impl<T: Copy> FtraceCell<T> {
     pub(crate) fn set(&self, _lock: &FtraceLocked, value: T) {
         // SAFETY: as in `get()`; no reference into the cell exists.
         unsafe { *self.value.get() = value };
-    }
-}
-
-/// Proof that the current task holds `text_mutex`, which live text
-/// patching needs (the x86 INT3 batches, the trampoline calls).
-///
-/// # Invariants
-///
-/// While a reference to a `TextLocked` is live, the current task holds
-/// `text_mutex`.
-pub(crate) struct TextLocked {
-    _not_send: PhantomData<*mut ()>,
-}
-
-impl TextLocked {
-    /// Runs `f` with the proof that `text_mutex` is held; checked by
-    /// lockdep.
-    ///
-    /// # Safety
-    ///
-    /// The current task holds `text_mutex` for the whole call.
-    #[cfg_attr(not(CONFIG_X86_64), allow(dead_code))]
-    pub(crate) unsafe fn held<R>(f: impl FnOnce(&TextLocked) -> R) -> R {
-        // SAFETY: only reads the lock's owner (lockdep).
-        unsafe { bindings::rftrace_shim_assert_text_lock() };
-        // INVARIANT: as in `FtraceLocked::held()`.
-        let token = TextLocked {
-            _not_send: PhantomData,
-        };
-        f(&token)
-    }
-}
-
-/// Proof that the current task holds `direct_mutex`.
-///
-/// # Invariants
-///
-/// While a reference to a `DirectLocked` is live, the current task holds
-/// `direct_mutex`.
-#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-pub(crate) struct DirectLocked {
-    _not_send: PhantomData<*mut ()>,
-}
-
-#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-impl DirectLocked {
-    /// Runs `f` with the proof that `direct_mutex` is held; checked by
-    /// lockdep.
-    ///
-    /// # Safety
-    ///
-    /// The current task holds `direct_mutex` for the whole call.
-    pub(crate) unsafe fn held<R>(f: impl FnOnce(&DirectLocked) -> R) -> R {
-        // SAFETY: only reads the lock's owner (lockdep).
-        unsafe { bindings::ftrace_c_direct_assert_lock() };
-        // INVARIANT: the caller holds the lock for the whole call.
-        let token = DirectLocked {
-            _not_send: PhantomData,
-        };
-        f(&token)
-    }
-}
-
-/// `direct_mutex`, taken; released on drop.
-///
-/// # Invariants
-///
-/// The current task took `direct_mutex` when the guard was made and holds
-/// it until the guard is dropped.
-#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-pub(crate) struct DirectLockGuard {
-    token: DirectLocked,
-}
-
-#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-impl DirectLockGuard {
-    /// Takes `direct_mutex` (may sleep; before `ftrace_lock`, as in 7.2).
-    pub(crate) fn lock() -> Self {
-        // SAFETY: a plain mutex_lock() of a static mutex from process
-        // context; the guard releases it.
-        unsafe { bindings::ftrace_c_direct_lock(true) };
-        // INVARIANT: just taken.
-        DirectLockGuard {
-            token: DirectLocked {
-                _not_send: PhantomData,
-            },
-        }
-    }
-}
-
-#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-impl core::ops::Deref for DirectLockGuard {
-    type Target = DirectLocked;
-
-    fn deref(&self) -> &DirectLocked {
-        &self.token
-    }
-}
-
-#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-impl Drop for DirectLockGuard {
-    fn drop(&mut self) {
-        // SAFETY: the guard took the lock (type invariants).
-        unsafe { bindings::ftrace_c_direct_lock(false) };
     }
 }
