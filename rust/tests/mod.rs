@@ -21,7 +21,8 @@
 //! - [`ipmodify`]: the IPMODIFY claims against a model of 7.2's walk.
 //! - [`pages`]: the record table's group sizes, bisection and removal.
 //! - [`sim`]: accounting, decisions and patching driven through a simulated
-//!   kernel (ops of every kind, filters, modules), against [`sim_model`].
+//!   kernel (ops of every kind, filters, modules, the direct-call
+//!   interface through `rfcore::direct`), against [`sim_model`].
 
 mod account;
 mod arm64;

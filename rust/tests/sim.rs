@@ -10,15 +10,22 @@
 //! through `rfcore::update` over the simulated x86 of `util` (`SimX86`):
 //! `update_all` for updates, `update_one` when a module's records are
 //! enabled, `single` (`Init`) for the conversion of the compiler's
-//! `call __fentry__`. Random user requests (tracers,
-//! function-graph instances, kprobes, fprobes, direct calls, live patches,
-//! custom ops, modules) are applied to it and to [`sim_model::Model`], which
-//! recomputes from the requests alone what every site must be; the two are
+//! `call __fentry__`; the direct-call interface (register, change of
+//! target, unregister) through `rfcore::direct`'s decisions and
+//! `rfcore::ipmodify`'s retarget question, as `rust/kside/direct.rs` does.
+//! Random user requests (tracers, function-graph instances, kprobes,
+//! fprobes, direct calls, live patches, custom ops, modules) are applied to
+//! it and to [`sim_model::Model`], which recomputes from the requests alone
+//! what every site must be, what each request returns, and what the
+//! direct-functions table must hold (and how wide it is); the two are
 //! compared after every step.
 //!
 //! `cargo test` runs [`DEFAULT_CASES`] cases; `RFT_SIM_CASES=N` runs N, and
 //! `RFT_SEED=S` starts at seed S (case i uses seed S+i). A failure prints
-//! the seed of the failing case and the step.
+//! the seed of the failing case and the step. The test
+//! `direct_table_mistakes_are_caught` runs cases with a deliberate mistake
+//! ([`Fault`]) in the direct-call code and requires the comparison to see
+//! each.
 //!
 //! # Kernel facts relied on (Linux 7.2)
 //!
@@ -53,13 +60,32 @@
 //!   `removed_ops` by its old hash first, then listed ops with a trampoline
 //!   that are not ADDING, by their old hash if MODIFYING.
 //! - Trampolines: x86 gives every ops without one its own
-//!   (`arch/x86/kernel/ftrace.c` 485 `arch_ftrace_update_trampoline`);
-//!   `register_ftrace_direct` (6155) presets the trampoline to the regs
-//!   caller, sets DIRECT | SAVE_REGS (6083 `MULTI_FLAGS`), refuses a site
-//!   that already has a direct call, and `unregister_ftrace_direct` (6324)
-//!   unregisters before dropping the direct entries. A direct ops may not
-//!   join a site held by an IPMODIFY ops without `ops_func` (2127); an
-//!   IPMODIFY ops may join a direct site.
+//!   (`arch/x86/kernel/ftrace.c` 485 `arch_ftrace_update_trampoline`).
+//! - Direct calls, as `rust/kside/direct.rs` carries them out (7.2's
+//!   `register_ftrace_direct`, `unregister_ftrace_direct` and
+//!   `__modify_ftrace_direct` in the same order), with the decisions of
+//!   `rfcore::direct`: registering refuses with `-EINVAL` what
+//!   [`direct::admit`] refuses (an ops with a function or trampoline of its
+//!   own, not initialised, started, or naming no function), then with
+//!   `-EBUSY` an ops one of whose functions has an entry in the
+//!   direct-functions table, changing nothing; else it builds a new table
+//!   ([`direct::table_bits`] wide) of the old entries and one per function
+//!   of the ops calling the target, installs it, makes the ops a direct
+//!   one (DIRECT | SAVE_REGS, the kernel's `MULTI_FLAGS` on x86; the regs
+//!   caller as trampoline; the target as `direct_call`) and starts it; if
+//!   the start-up fails the old table goes back and the ops keeps no
+//!   function or trampoline. Changing the target ([`direct::admit_change`])
+//!   starts a stub ops over the same functions, asks the IPMODIFY
+//!   question again for every function (`rfcore::ipmodify`, retarget: a
+//!   function an IPMODIFY ops is on is refused with `-EBUSY` unless the
+//!   direct ops has an `ops_func` that agrees to share), points the
+//!   table's entries and the ops at the new target, and stops the stub.
+//!   Unregistering ([`direct::admit_change`]) stops the ops, then takes
+//!   out the table entries of its functions that call the address passed
+//!   ([`direct::same_target`]: bit 0, the jump marker, is not compared
+//!   where it is one), in place. A direct ops may not join a site held by
+//!   an IPMODIFY ops without `ops_func` (2127); an IPMODIFY ops may join a
+//!   direct site.
 //! - Kinds (flags): function tracer instances `FTRACE_OPS_FL_PID` only
 //!   (`trace_functions.c` 70); the function-graph manager and its sub-ops
 //!   (`fgraph.c` 1015, 3629 `ftrace_startup_subops`, 3767
@@ -96,8 +122,9 @@
 //!   function is DISABLED after the boot conversion and never traced.
 //!
 //! Not simulated: the `ftrace_enabled` sysctl, the shared global_ops hash
-//! (every tracer here has its own), `:mod:` cached filters, modify of a
-//! direct target, failures of the text-poke engine (the update pass tests,
+//! (every tracer here has its own), `:mod:` cached filters, the batch
+//! direct interface (`update_ftrace_direct_*`), allocation failures,
+//! failures of the text-poke engine (the update pass tests,
 //! `tests::update`, cover those).
 
 use std::collections::{
@@ -112,6 +139,8 @@ use super::sim_model::{
     bit,
     insn,
     Action,
+    AddrArg,
+    DirectReq,
     Func,
     Layout,
     ModState,
@@ -142,12 +171,25 @@ use crate::rfcore::{
         self,
         Users, //
     },
+    direct::{
+        self,
+        Asking,
+        Refusal, //
+    },
     flags::RecFlags,
+    ipmodify::{
+        self,
+        Plan,
+        Site,
+        Skip,
+        Step, //
+    },
     record::{
         decide,
         Update, //
     },
     registry::{
+        ops_fl,
         walk_matches,
         walk_takes,
         Reach, //
@@ -174,10 +216,16 @@ const CORE_BASE: u64 = 0xffff_ffff_8100_0000;
 const MOD_BASE: u64 = 0xffff_ffff_a000_0000;
 const DIRECT_BASE: u64 = 0xffff_ffff_b000_0000;
 const TRAMP_BASE: u64 = 0xffff_ffff_c000_0000;
+/// The trampoline x86 gives the stub ops of a direct target change.
+const STUB_TRAMP: u64 = TRAMP_BASE + 0x3f00_0000;
 /// Function tracer instances (0 is the top-level one) and graph instances.
 const TRACERS: usize = 3;
 const GRAPHS: usize = 2;
-const DIRECTS: usize = 2;
+const DIRECTS: usize = 3;
+/// Direct trampolines the direct ops may call.
+const DIRECT_TARGETS: usize = 3;
+/// The flags a direct ops carries (`MULTI_FLAGS`, x86: registers saved).
+const MULTI: u64 = direct::DIRECT | ops_fl::SAVE_REGS;
 const CUSTOMS: usize = 2;
 
 /// Where the random choices come from: a seeded PRNG or fuzzer bytes.
@@ -285,6 +333,15 @@ struct KOps {
     adding: bool,
     /// MODIFYING, with the hash before the change.
     old: Option<IpHash>,
+    /// `FTRACE_OPS_FL_INITIALIZED`.
+    initialized: bool,
+    /// `ops->func` is set.
+    func: bool,
+    /// `ops->direct_call`.
+    direct_call: u64,
+    /// A direct ops' `ops_func` agrees to share a function with an
+    /// IPMODIFY ops (false: it has none).
+    share: bool,
 }
 
 impl KOps {
@@ -300,7 +357,23 @@ impl KOps {
             enabled: false,
             adding: false,
             old: None,
+            initialized: true,
+            func: true,
+            direct_call: 0,
+            share: false,
         }
+    }
+
+    /// The flags word, as far as the direct and IPMODIFY decisions read it.
+    fn flags(&self) -> u64 {
+        let bits = [
+            (self.initialized, direct::INITIALIZED),
+            (self.enabled, ops_fl::ENABLED),
+            (self.direct, direct::DIRECT),
+            (self.save_regs, ops_fl::SAVE_REGS),
+            (self.ipmodify, ipmodify::ops_bits::IPMODIFY),
+        ];
+        bits.iter().filter(|(on, _)| *on).fold(0, |w, (_, b)| w | b)
     }
 
     fn props(&self) -> OpsProps {
@@ -355,6 +428,97 @@ impl Others for KOthers<'_> {
     }
 }
 
+/// `direct_functions`: an `ftrace_hash` of site -> direct trampoline.
+#[derive(Clone, Default, Debug)]
+struct DirectTable {
+    /// `size_bits`: 0 for the kernel's `EMPTY_HASH`.
+    bits: u32,
+    map: BTreeMap<u64, u64>,
+}
+
+/// What the direct-call requests came to, counted by the simulated kernel.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct DirectCounts {
+    /// Registrations done.
+    pub registered: u64,
+    /// Registrations refused with `-EBUSY` by the table (a function has a
+    /// direct call already).
+    pub busy: u64,
+    /// Registrations whose start-up failed (`-EBUSY`, an IPMODIFY ops on a
+    /// function), with the old table put back.
+    pub startup_failed: u64,
+    /// Registrations that shared a function with an IPMODIFY ops through
+    /// their `ops_func`.
+    pub shared: u64,
+    /// Requests refused with `-EINVAL` (register, modify, unregister; by a
+    /// direct ops or by an ops that is not one).
+    pub invalid: u64,
+    /// Target changes done.
+    pub retargeted: u64,
+    /// Target changes refused (`-EBUSY`, an IPMODIFY ops on a function).
+    pub retarget_busy: u64,
+    /// Unregistrations done.
+    pub unregistered: u64,
+    /// Unregistrations that named another trampoline and so left their
+    /// entries in the table.
+    pub left_entries: u64,
+    /// The widest table built, in bits.
+    pub max_bits: u32,
+}
+
+impl DirectCounts {
+    fn add(&mut self, o: &DirectCounts) {
+        self.registered += o.registered;
+        self.busy += o.busy;
+        self.startup_failed += o.startup_failed;
+        self.shared += o.shared;
+        self.invalid += o.invalid;
+        self.retargeted += o.retargeted;
+        self.retarget_busy += o.retarget_busy;
+        self.unregistered += o.unregistered;
+        self.left_entries += o.left_entries;
+        self.max_bits = self.max_bits.max(o.max_bits);
+    }
+}
+
+/// A deliberate mistake in the simulated kernel's direct-call code, to
+/// show that the comparison with the model sees it
+/// (`direct_table_mistakes_are_caught`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Fault {
+    /// A registration whose start-up fails keeps the new table.
+    KeepTableOnFailedStartup,
+    /// A registration refused by the table (`-EBUSY`) has added the
+    /// entries of its free functions.
+    EntriesOnRefusal,
+    /// A target change points the ops at the new target but leaves the
+    /// table's entries calling the old one.
+    TableNotRetargeted,
+    /// An unregistration leaves its entries in the table.
+    EntriesOnUnregister,
+    /// The new table is as wide as the ops' functions alone need.
+    NarrowTable,
+}
+
+impl Fault {
+    /// Every kind.
+    pub const ALL: [Fault; 5] = [
+        Fault::KeepTableOnFailedStartup,
+        Fault::EntriesOnRefusal,
+        Fault::TableNotRetargeted,
+        Fault::EntriesOnUnregister,
+        Fault::NarrowTable,
+    ];
+}
+
+/// The errno `rust/kside/direct.rs` gives a refusal, as an outcome.
+fn errno(r: Refusal) -> Outcome {
+    match r {
+        Refusal::Invalid => Outcome::Invalid,
+        Refusal::Busy => Outcome::Refused,
+    }
+}
+
 /// The simulated kernel.
 pub struct Sim {
     layout: Layout,
@@ -366,8 +530,10 @@ pub struct Sim {
     /// `ftrace_ops_list`, head first.
     list: Vec<usize>,
     removed: Option<usize>,
-    /// `direct_functions`: site -> direct trampoline.
-    direct_fns: BTreeMap<u64, u64>,
+    /// `direct_functions`.
+    direct_fns: DirectTable,
+    /// The stub ops of a direct target change (`tmp_ops`).
+    direct_stub: usize,
     tracer_ops: Vec<usize>,
     graph_mgr: usize,
     graph_subs: Vec<(bool, IpHash)>,
@@ -383,6 +549,10 @@ pub struct Sim {
     errs: Vec<String>,
     /// Update pass counters (`update::Counts`), summed.
     pub counts: Counts,
+    /// Direct-call outcomes, summed.
+    pub direct: DirectCounts,
+    /// A deliberate mistake, for the test that shows it is caught.
+    pub fault: Option<Fault>,
 }
 
 fn is(w: u64, b: u64) -> bool {
@@ -404,7 +574,8 @@ impl Sim {
             ops: Vec::new(),
             list: Vec::new(),
             removed: None,
-            direct_fns: BTreeMap::new(),
+            direct_fns: DirectTable::default(),
+            direct_stub: 0,
             tracer_ops: Vec::new(),
             graph_mgr: 0,
             graph_subs: (0..GRAPHS).map(|_| (false, IpHash::default())).collect(),
@@ -418,6 +589,8 @@ impl Sim {
             modules: Vec::new(),
             errs: Vec::new(),
             counts: Counts::default(),
+            direct: DirectCounts::default(),
+            fault: None,
         };
         for t in 0..TRACERS {
             let o = sim.new_ops(format!("tracer{t}"), layout.tracer_tramp[t]);
@@ -433,8 +606,16 @@ impl Sim {
         sim.fprobe_ops = sim.new_ops("fprobe".into(), layout.fprobe_tramp);
         for d in 0..DIRECTS {
             let o = sim.new_ops(format!("direct{d}"), None);
+            // Not initialised until a filter is set; a function only once
+            // registered.
+            sim.ops[o].initialized = false;
+            sim.ops[o].func = false;
+            sim.ops[o].share = layout.direct_share[d];
             sim.direct_ops.push(o);
         }
+        // The stub (FTRACE_OPS_FL_STUB): not direct, no registers; x86
+        // gives it a trampoline of its own, as every ops without one.
+        sim.direct_stub = sim.new_ops("direct-stub".into(), Some(STUB_TRAMP));
         for c in 0..CUSTOMS {
             let (tramp, regs, ok) = layout.custom[c];
             let o = sim.new_ops(format!("custom{c}"), tramp);
@@ -487,6 +668,13 @@ impl Sim {
         View {
             recs: self.recs.iter().map(|r| (r.func, r.ip, r.flags)).collect(),
             text: &self.arch.text,
+            direct: &self.direct_fns.map,
+            direct_bits: self.direct_fns.bits,
+            direct_calls: self
+                .direct_ops
+                .iter()
+                .map(|&o| self.ops[o].enabled.then_some(self.ops[o].direct_call))
+                .collect(),
         }
     }
 
@@ -622,6 +810,7 @@ impl Sim {
             return false;
         };
         let ipmodify = op.ipmodify;
+        let share = op.share;
         let mut end = None;
         for (i, r) in self.recs.iter_mut().enumerate() {
             if is(r.flags, bit::DISABLED) {
@@ -634,7 +823,11 @@ impl Sim {
             if now {
                 if is(r.flags, bit::IPMODIFY) {
                     if !ipmodify {
-                        // A direct ops without ops_func: nothing changed yet.
+                        // A direct ops: its ops_func agrees to share, or
+                        // it has none (nothing changed yet).
+                        if share {
+                            continue;
+                        }
                         return false;
                     }
                     end = Some(i);
@@ -844,37 +1037,216 @@ impl Sim {
         }
     }
 
-    fn direct(&mut self, d: usize, fs: &Option<BTreeSet<usize>>) -> Outcome {
-        let o = self.direct_ops[d];
-        let addr = self.layout.direct_addr[d];
-        match fs {
-            Some(fs) => {
-                let ips = self.ips(fs);
-                if ips.iter().any(|ip| self.direct_fns.contains_key(ip)) {
-                    return Outcome::Refused;
+    /// A request of the direct-call interface for ops `o`: direct ops
+    /// `d`'s user's filter is applied first (`ftrace_set_filter_ips()`, an
+    /// ops that is not started only).
+    fn direct(&mut self, o: usize, d: Option<usize>, r: &DirectReq) -> Outcome {
+        let target = |t: usize| self.layout.direct_targets[t];
+        let out = match r {
+            DirectReq::Register { funcs, target: t } => {
+                if let (Some(fs), Some(_)) = (funcs, d) {
+                    if !self.ops[o].enabled {
+                        self.ops[o].hash.filter = self.ips(fs);
+                        self.ops[o].initialized = true;
+                    }
                 }
+                self.register_direct(o, target(*t))
+            }
+            DirectReq::Modify(t) => self.modify_direct(o, target(*t)),
+            DirectReq::Unregister { addr, free_filters } => {
+                let now = self.ops[o].direct_call;
+                let addr = match addr {
+                    AddrArg::Current => now,
+                    AddrArg::Marked => now ^ 1,
+                    AddrArg::Target(t) => target(*t),
+                };
+                self.unregister_direct(o, addr, *free_filters)
+            }
+        };
+        if out == Outcome::Invalid {
+            self.direct.invalid += 1;
+        }
+        out
+    }
+
+    /// `ops` becomes a direct ops calling `addr`, or (`on` false) keeps no
+    /// function or trampoline (`ftrace_c_direct_ops()`).
+    fn make_direct(&mut self, o: usize, addr: u64, on: bool) {
+        let op = &mut self.ops[o];
+        if on {
+            op.func = true;
+            op.direct = true;
+            op.save_regs = true;
+            op.tramp = Some(REGS_CALLER);
+            op.direct_call = addr;
+        } else {
+            op.func = false;
+            op.tramp = None;
+        }
+    }
+
+    /// `register_ftrace_direct()` as `kside::direct::register()` does it.
+    fn register_direct(&mut self, o: usize, addr: u64) -> Outcome {
+        let op = &self.ops[o];
+        let asking = Asking {
+            flags: op.flags(),
+            has_func: op.func,
+            has_trampoline: op.tramp.is_some(),
+            filter_empty: op.hash.filter.is_empty(),
+        };
+        if let Err(r) = direct::admit(&asking) {
+            return errno(r);
+        }
+        let ips = op.hash.filter.clone();
+        let now = &self.direct_fns.map;
+        if ips.iter().any(|ip| now.contains_key(ip)) {
+            self.direct.busy += 1;
+            if self.fault == Some(Fault::EntriesOnRefusal) {
                 for &ip in &ips {
-                    self.direct_fns.insert(ip, addr);
+                    self.direct_fns.map.entry(ip).or_insert(addr);
                 }
-                let op = &mut self.ops[o];
-                op.hash.filter = ips.clone();
-                op.direct = true;
-                op.save_regs = true;
-                op.tramp = Some(REGS_CALLER);
-                let out = self.startup(o);
-                if out == Outcome::Refused {
-                    self.direct_fns.retain(|ip, _| !ips.contains(ip));
-                    self.ops[o].hash.filter.clear();
+            }
+            return errno(Refusal::Busy);
+        }
+        let bits = if self.fault == Some(Fault::NarrowTable) {
+            direct::table_bits(ips.len() as u64, 0)
+        } else {
+            direct::table_bits(ips.len() as u64, now.len() as u64)
+        };
+        let mut new = DirectTable {
+            bits,
+            map: now.clone(),
+        };
+        for &ip in &ips {
+            new.map.insert(ip, addr);
+        }
+        self.direct.max_bits = self.direct.max_bits.max(bits);
+        let old = std::mem::replace(&mut self.direct_fns, new);
+        self.make_direct(o, addr, true);
+        let shared = self.ops[o].share
+            && self
+                .recs
+                .iter()
+                .any(|r| is(r.flags, bit::IPMODIFY) && ips.contains(&r.ip));
+        match self.startup(o) {
+            Outcome::Done => {
+                self.direct.registered += 1;
+                self.direct.shared += u64::from(shared);
+                Outcome::Done
+            }
+            out => {
+                self.direct.startup_failed += 1;
+                self.make_direct(o, addr, false);
+                if self.fault != Some(Fault::KeepTableOnFailedStartup) {
+                    self.direct_fns = old;
                 }
                 out
             }
-            None => {
-                self.shutdown(o);
-                let ips = std::mem::take(&mut self.ops[o].hash.filter);
-                self.direct_fns.retain(|ip, _| !ips.contains(ip));
-                Outcome::Done
+        }
+    }
+
+    /// `__ftrace_hash_update_ipmodify(ops, hash, hash, true)` as the Rust
+    /// core asks it (`rfcore::ipmodify`): every function of the direct ops
+    /// an IPMODIFY ops is on asks its `ops_func`.
+    fn retarget_ipmodify(&mut self, o: usize) -> Outcome {
+        let op = &self.ops[o];
+        let all = op.hash.filter.is_empty();
+        let who = match ipmodify::claimant(op.flags(), all, all, true) {
+            Ok(who) => who,
+            Err(Skip::Nothing) => return Outcome::Done,
+            Err(e) => {
+                self.errs
+                    .push(format!("{}: retarget claimant {e:?}", op.name));
+                return Outcome::Invalid;
+            }
+        };
+        for r in &self.recs {
+            let inside = op.hash.filter.contains(&r.ip);
+            let site = Site {
+                flags: RecFlags::from_raw(r.flags),
+                in_old: inside,
+                in_new: inside,
+            };
+            match ipmodify::step(who, Plan::Check, site) {
+                Step::Pass => {}
+                Step::AskShare { warn } => {
+                    if warn {
+                        self.errs
+                            .push(format!("{:#x}: direct site asked again", r.ip));
+                    }
+                    if !op.share {
+                        return Outcome::Refused;
+                    }
+                }
+                s => {
+                    self.errs.push(format!("{:#x}: retarget step {s:?}", r.ip));
+                    return Outcome::Refused;
+                }
             }
         }
+        Outcome::Done
+    }
+
+    /// `modify_ftrace_direct()` as `kside::direct::modify()` does it.
+    fn modify_direct(&mut self, o: usize, addr: u64) -> Outcome {
+        if let Err(r) = direct::admit_change(self.ops[o].flags(), MULTI) {
+            return errno(r);
+        }
+        let stub = self.direct_stub;
+        self.ops[stub].hash = self.ops[o].hash.clone();
+        self.ops[stub].direct_call = addr;
+        if self.startup(stub) != Outcome::Done {
+            self.errs.push("the stub ops did not start".into());
+            return Outcome::Refused;
+        }
+        let out = self.retarget_ipmodify(o);
+        if out == Outcome::Done {
+            if self.fault != Some(Fault::TableNotRetargeted) {
+                for ip in &self.ops[o].hash.filter {
+                    if let Some(t) = self.direct_fns.map.get_mut(ip) {
+                        *t = addr;
+                    }
+                }
+            }
+            self.ops[o].direct_call = addr;
+            self.direct.retargeted += 1;
+        } else {
+            self.direct.retarget_busy += 1;
+        }
+        self.shutdown(stub);
+        self.ops[stub].hash = IpHash::default();
+        out
+    }
+
+    /// `unregister_ftrace_direct()` as `kside::direct::unregister()` does
+    /// it.
+    fn unregister_direct(&mut self, o: usize, addr: u64, free_filters: bool) -> Outcome {
+        if let Err(r) = direct::admit_change(self.ops[o].flags(), MULTI) {
+            return errno(r);
+        }
+        self.shutdown(o);
+        // `ftrace_c_direct_forget()`: the entries of the ops' functions
+        // that call `addr`.
+        let jmp = self.layout.jmp_bit;
+        let mut left = false;
+        for ip in &self.ops[o].hash.filter {
+            if let Some(&t) = self.direct_fns.map.get(ip) {
+                if direct::same_target(t, addr, jmp)
+                    && self.fault != Some(Fault::EntriesOnUnregister)
+                {
+                    self.direct_fns.map.remove(ip);
+                } else {
+                    left = true;
+                }
+            }
+        }
+        self.make_direct(o, addr, false);
+        if free_filters {
+            self.ops[o].hash = IpHash::default();
+        }
+        self.direct.unregistered += 1;
+        self.direct.left_entries += u64::from(left);
+        Outcome::Done
     }
 
     fn livepatch(&mut self, f: usize, on: bool) -> Outcome {
@@ -1042,7 +1414,8 @@ impl Sim {
                 out
             }
             Action::Fprobe(f, add) => self.probe(self.fprobe_ops, *f, *add),
-            Action::Direct(d, fs) => self.direct(*d, fs),
+            Action::Direct(d, r) => self.direct(self.direct_ops[*d], Some(*d), r),
+            Action::NotDirect(c, r) => self.direct(self.custom_ops[*c], None, r),
             Action::Livepatch(f, on) => self.livepatch(*f, *on),
             Action::ModInit(m, fids) => {
                 assert_eq!(*m, self.modules.len());
@@ -1120,7 +1493,7 @@ impl Sim {
     fn addr_new(&mut self, rec: usize) -> u64 {
         let r = self.recs[rec];
         if is(r.flags, bit::DIRECT) && r.flags & bit::COUNT == 1 {
-            match self.direct_fns.get(&r.ip) {
+            match self.direct_fns.map.get(&r.ip) {
                 Some(&a) => return a,
                 None => self
                     .errs
@@ -1145,7 +1518,7 @@ impl Sim {
     fn addr_curr(&mut self, rec: usize) -> u64 {
         let r = self.recs[rec];
         if is(r.flags, bit::DIRECT_EN) {
-            match self.direct_fns.get(&r.ip) {
+            match self.direct_fns.map.get(&r.ip) {
                 Some(&a) => return a,
                 None => self
                     .errs
@@ -1233,17 +1606,22 @@ fn gen_layout<S: Source>(src: &mut S) -> Option<Layout> {
     for _ in 0..CUSTOMS {
         custom.push((tramp(src)?, src.chance(1, 2)?, src.chance(1, 2)?));
     }
-    let mut direct_addr = Vec::new();
-    for d in 0..DIRECTS as u64 {
+    let mut direct_targets = Vec::new();
+    for t in 0..DIRECT_TARGETS as u64 {
         let jmp = jmp_bit && src.chance(3, 4)?;
-        direct_addr.push(DIRECT_BASE + d * 0x1000 + u64::from(jmp));
+        direct_targets.push(DIRECT_BASE + t * 0x1000 + u64::from(jmp));
+    }
+    let mut direct_share = Vec::new();
+    for _ in 0..DIRECTS {
+        direct_share.push(src.chance(1, 3)?);
     }
     Some(Layout {
         tracer_tramp,
         graph_tramp,
         kprobe_tramp,
         fprobe_tramp,
-        direct_addr,
+        direct_targets,
+        direct_share,
         lp_tramp_base,
         custom,
         jmp_bit,
@@ -1287,6 +1665,99 @@ fn gen_req<S: Source>(src: &mut S, on: bool, pool: &[usize]) -> Option<Req> {
     })
 }
 
+/// The address an unregistration passes: mostly the right one.
+fn gen_addr<S: Source>(src: &mut S) -> Option<AddrArg> {
+    Some(match src.below(12)? {
+        0..=9 => AddrArg::Current,
+        10 => AddrArg::Marked,
+        _ => AddrArg::Target(src.below(DIRECT_TARGETS as u64)? as usize),
+    })
+}
+
+/// The functions of a new direct registration: at times one another
+/// direct ops has (`-EBUSY`) or one an IPMODIFY ops is on (the start-up
+/// fails unless the ops may share), and some of the pool.
+fn gen_direct_set<S: Source>(src: &mut S, m: &Model, pool: &[usize]) -> Option<BTreeSet<usize>> {
+    let mut s = gen_set(src, pool, 3)?;
+    let taken: Vec<usize> = m
+        .directs
+        .iter()
+        .filter(|u| u.target.is_some())
+        .flat_map(|u| u.filter.iter().copied())
+        .filter(|&f| m.nameable(f))
+        .collect();
+    if !taken.is_empty() && src.chance(1, 3)? {
+        s.insert(taken[src.below(taken.len() as u64)? as usize]);
+    }
+    let claimed: Vec<usize> = m
+        .kprobes
+        .iter()
+        .filter(|(_, post)| **post)
+        .map(|(f, _)| *f)
+        .chain(m.livepatches.iter().copied())
+        .collect();
+    if !claimed.is_empty() && src.chance(1, 3)? {
+        s.insert(claimed[src.below(claimed.len() as u64)? as usize]);
+    }
+    Some(s)
+}
+
+/// A call of the direct-call interface: by a direct ops, mostly what its
+/// state allows (register when it is not registered, modify or
+/// unregister when it is), at times what it does not (`-EINVAL`); or by
+/// a custom ops, which is not a direct ops.
+fn gen_direct<S: Source>(src: &mut S, m: &Model, pool: &[usize]) -> Option<Action> {
+    let targets = DIRECT_TARGETS as u64;
+    if src.chance(1, 12)? {
+        let c = src.below(CUSTOMS as u64)? as usize;
+        let t = src.below(targets)? as usize;
+        let r = match src.below(3)? {
+            0 => DirectReq::Register {
+                funcs: None,
+                target: t,
+            },
+            1 => DirectReq::Modify(t),
+            _ => DirectReq::Unregister {
+                addr: AddrArg::Current,
+                free_filters: false,
+            },
+        };
+        return Some(Action::NotDirect(c, r));
+    }
+    let d = src.below(DIRECTS as u64)? as usize;
+    let t = src.below(targets)? as usize;
+    let r = if m.directs[d].target.is_some() {
+        match src.below(10)? {
+            0..=3 => DirectReq::Modify(t),
+            4..=8 => DirectReq::Unregister {
+                addr: gen_addr(src)?,
+                free_filters: !src.chance(1, 3)?,
+            },
+            _ => DirectReq::Register {
+                funcs: None,
+                target: t,
+            },
+        }
+    } else {
+        match src.below(10)? {
+            0..=6 => DirectReq::Register {
+                funcs: Some(gen_direct_set(src, m, pool)?),
+                target: t,
+            },
+            7 => DirectReq::Register {
+                funcs: None,
+                target: t,
+            },
+            8 => DirectReq::Modify(t),
+            _ => DirectReq::Unregister {
+                addr: AddrArg::Current,
+                free_filters: true,
+            },
+        }
+    };
+    Some(Action::Direct(d, r))
+}
+
 /// Draws the next request. `funcs` is appended to when a module is made.
 fn gen_action<S: Source>(src: &mut S, m: &Model, funcs: &mut Vec<Func>) -> Option<Action> {
     let pool: Vec<usize> = (1..m.funcs.len()).filter(|&f| m.nameable(f)).collect();
@@ -1295,7 +1766,7 @@ fn gen_action<S: Source>(src: &mut S, m: &Model, funcs: &mut Vec<Func>) -> Optio
             .filter(|&i| m.modules[i] == st)
             .collect()
     };
-    Some(match src.below(20)? {
+    Some(match src.below(22)? {
         0..=3 => {
             let t = src.below(TRACERS as u64)? as usize;
             Action::Tracer(t, gen_req(src, m.tracers[t].0, &pool)?)
@@ -1333,14 +1804,7 @@ fn gen_action<S: Source>(src: &mut S, m: &Model, funcs: &mut Vec<Func>) -> Optio
             let f = pool[src.below(pool.len() as u64)? as usize];
             Action::Fprobe(f, !m.fprobes.contains(&f))
         }
-        11 => {
-            let d = src.below(DIRECTS as u64)? as usize;
-            if m.directs[d].is_some() {
-                Action::Direct(d, None)
-            } else {
-                Action::Direct(d, Some(gen_set(src, &pool, 3)?))
-            }
-        }
+        11 | 20 | 21 => gen_direct(src, m, &pool)?,
         12..=13 => {
             let f = if !m.livepatches.is_empty() && src.chance(1, 2)? {
                 let l: Vec<usize> = m.livepatches.iter().copied().collect();
@@ -1418,9 +1882,15 @@ fn teardown(m: &Model) -> Vec<Action> {
     for &f in &m.fprobes {
         out.push(Action::Fprobe(f, false));
     }
-    for (d, fs) in m.directs.iter().enumerate() {
-        if fs.is_some() {
-            out.push(Action::Direct(d, None));
+    for (d, u) in m.directs.iter().enumerate() {
+        if u.target.is_some() {
+            out.push(Action::Direct(
+                d,
+                DirectReq::Unregister {
+                    addr: AddrArg::Current,
+                    free_filters: true,
+                },
+            ));
         }
     }
     for &f in &m.livepatches {
@@ -1441,6 +1911,8 @@ pub struct CaseStats {
     pub steps: u64,
     /// Requests refused (predicted by the model too).
     pub refused: u64,
+    /// Direct-call outcomes.
+    pub direct: DirectCounts,
     /// Record checks against the model.
     pub checked: u64,
     /// Update pass counters (`update::Counts`).
@@ -1476,6 +1948,15 @@ fn compare(sim: &mut Sim, m: &mut Model, step: u64, action: String) -> Result<u6
 /// Runs one case from `src`: boot, up to `steps` random requests, then
 /// everything off again; the model checks every step.
 pub fn run_case<S: Source>(src: &mut S, steps: usize) -> Result<CaseStats, CaseFail> {
+    run_case_with(src, steps, None)
+}
+
+/// [`run_case`] with a deliberate mistake in the simulated kernel.
+pub fn run_case_with<S: Source>(
+    src: &mut S,
+    steps: usize,
+    fault: Option<Fault>,
+) -> Result<CaseStats, CaseFail> {
     let mut stats = CaseStats::default();
     let Some(layout) = gen_layout(src) else {
         return Ok(stats);
@@ -1494,6 +1975,7 @@ pub fn run_case<S: Source>(src: &mut S, steps: usize) -> Result<CaseStats, CaseF
         });
     }
     let mut sim = Sim::boot(layout.clone(), funcs.clone());
+    sim.fault = fault;
     let mut model = Model::new(layout, funcs.clone(), TRACERS, GRAPHS);
     stats.checked += compare(&mut sim, &mut model, 0, "boot".into())?;
     let mut step = 0u64;
@@ -1516,7 +1998,7 @@ pub fn run_case<S: Source>(src: &mut S, steps: usize) -> Result<CaseStats, CaseF
             });
         }
         let n = compare(sim, model, step, desc)?;
-        Ok((n, got == Outcome::Refused))
+        Ok((n, got != Outcome::Done))
     };
     for _ in 0..steps {
         let Some(a) = gen_action(src, &model, &mut funcs) else {
@@ -1532,6 +2014,7 @@ pub fn run_case<S: Source>(src: &mut S, steps: usize) -> Result<CaseStats, CaseF
     }
     stats.steps = step;
     stats.counts = sim.counts;
+    stats.direct = sim.direct;
     let dirty = sim
         .recs
         .iter()
@@ -1560,9 +2043,41 @@ pub fn run_case<S: Source>(src: &mut S, steps: usize) -> Result<CaseStats, CaseF
 }
 
 /// Runs the decoded bytes of one fuzzer input; panics on a failure.
-pub fn fuzz_one(data: &[u8]) {
-    if let Err(e) = run_case(&mut Bytes::new(data), 200) {
-        panic!("sim: step {} ({}): {}", e.step, e.action, e.msg);
+pub fn fuzz_one(data: &[u8]) -> CaseStats {
+    match run_case(&mut Bytes::new(data), 200) {
+        Ok(s) => s,
+        Err(e) => panic!("sim: step {} ({}): {}", e.step, e.action, e.msg),
+    }
+}
+
+/// A source that takes its choices from another and keeps them as the
+/// bytes [`Bytes`] decodes to the same choices: a seeded case becomes a
+/// fuzzer input.
+pub struct Recording<S> {
+    inner: S,
+    /// The bytes so far.
+    pub bytes: Vec<u8>,
+}
+
+impl<S: Source> Recording<S> {
+    /// Records the choices of `inner`.
+    pub fn new(inner: S) -> Self {
+        Recording {
+            inner,
+            bytes: Vec::new(),
+        }
+    }
+}
+
+impl<S: Source> Source for Recording<S> {
+    fn below(&mut self, n: u64) -> Option<u64> {
+        let v = self.inner.below(n)?;
+        if n > 256 {
+            self.bytes.extend_from_slice(&(v as u16).to_be_bytes());
+        } else {
+            self.bytes.push(v as u8);
+        }
+        Some(v)
     }
 }
 
@@ -1583,6 +2098,7 @@ fn sum(total: &mut CaseStats, s: &CaseStats) {
     total.steps += s.steps;
     total.refused += s.refused;
     total.checked += s.checked;
+    total.direct.add(&s.direct);
     add_counts(&mut total.counts, &s.counts);
 }
 
@@ -1606,6 +2122,22 @@ fn random_cases_match_the_model() {
     }
     let c = &total.counts;
     assert!(c.make_call > 0 && c.modify_call > 0 && c.make_nop > 0 && total.refused > 0);
+    let d = &total.direct;
+    if cases >= 100 {
+        // Every path of the direct-call interface was taken.
+        let paths = [
+            d.registered,
+            d.busy,
+            d.startup_failed,
+            d.shared,
+            d.invalid,
+            d.retargeted,
+            d.retarget_busy,
+            d.unregistered,
+            d.left_entries,
+        ];
+        assert!(paths.iter().all(|&n| n > 0), "{d:?}");
+    }
     super::util::note(&format!(
         "sim: seed {base:#x} (RFT_SEED), {cases} cases (RFT_SIM_CASES), {} steps, {} refused, \
          {} record checks, {} make_call, {} modify_call, {} make_nop, {} batches in {:.1?}",
@@ -1618,6 +2150,76 @@ fn random_cases_match_the_model() {
         c.batches,
         start.elapsed()
     ));
+    let requests = d.registered
+        + d.busy
+        + d.startup_failed
+        + d.invalid
+        + d.retargeted
+        + d.retarget_busy
+        + d.unregistered;
+    super::util::note(&format!(
+        "sim: {requests} direct-call requests: {} registered ({} sharing a function with an \
+         IPMODIFY ops), \
+         {} refused by the table (-EBUSY), {} start-ups failed (table restored), \
+         {} -EINVAL, {} retargeted, {} retargets refused (-EBUSY), {} unregistered \
+         ({} leaving entries: another address named), tables up to {} bits",
+        d.registered,
+        d.shared,
+        d.busy,
+        d.startup_failed,
+        d.invalid,
+        d.retargeted,
+        d.retarget_busy,
+        d.unregistered,
+        d.left_entries,
+        d.max_bits
+    ));
+}
+
+/// Cases tried per deliberate mistake before giving up on seeing it.
+#[cfg(test)]
+const FAULT_CASES: u64 = 2000;
+
+/// Each deliberate mistake in the direct-call code of the simulated kernel
+/// (a table kept after a failed start-up, entries left by a refused
+/// registration or an unregistration, entries not retargeted, a table too
+/// narrow) makes the comparison with the model fail, on the direct table,
+/// within a few random cases.
+#[test]
+fn direct_table_mistakes_are_caught() {
+    let base = env_num("RFT_SEED").unwrap_or(0x51_2026);
+    for fault in Fault::ALL {
+        let mut caught = None;
+        for i in 0..FAULT_CASES {
+            let mut rng = Rng::new(base.wrapping_add(i));
+            if let Err(e) = run_case_with(&mut rng, STEPS, Some(fault)) {
+                caught = Some((i + 1, e));
+                break;
+            }
+        }
+        let Some((n, e)) = caught else {
+            panic!("{fault:?}: not seen in {FAULT_CASES} cases");
+        };
+        assert!(
+            e.msg.contains("direct table"),
+            "{fault:?}: seen, but not as a direct table difference: {}",
+            e.msg
+        );
+        super::util::note(&format!(
+            "sim: {fault:?} caught in case {n} at step {} ({}): {}",
+            e.step, e.action, e.msg
+        ));
+    }
+}
+
+/// A recorded seeded case replays through the byte decoder of the fuzz
+/// target to the same outcome.
+#[test]
+fn recorded_case_replays_as_fuzz_input() {
+    let mut rec = Recording::new(Rng::new(0x51_2026));
+    let want = run_case(&mut rec, STEPS).expect("seeded case");
+    let got = run_case(&mut Bytes::new(&rec.bytes), STEPS).expect("replay");
+    assert_eq!((got.steps, got.checked), (want.steps, want.checked));
 }
 
 /// The committed fuzz seed corpus, replayed so the fuzz target cannot rot.
@@ -1630,17 +2232,29 @@ fn fuzz_corpus_replays() {
         .map(|e| e.expect("corpus entry").path())
         .collect();
     entries.sort();
+    let mut d = DirectCounts::default();
     for p in entries {
         let data = std::fs::read(&p).expect("corpus file");
         super::util::note(&format!(
             "sim: replaying {}",
             p.file_name().unwrap_or_default().to_string_lossy()
         ));
-        fuzz_one(&data);
+        d.add(&fuzz_one(&data).direct);
         n += 1;
     }
     assert!(n > 0, "empty corpus");
-    super::util::note(&format!("sim: {n} fuzz corpus inputs replayed"));
+    // The seeds reach the direct-call interface's main paths.
+    let paths = [
+        d.registered,
+        d.busy,
+        d.retargeted,
+        d.unregistered,
+        d.invalid,
+    ];
+    assert!(paths.iter().all(|&n| n > 0), "{d:?}");
+    super::util::note(&format!(
+        "sim: {n} fuzz corpus inputs replayed; direct calls: {d:?}"
+    ));
 }
 
 /// A fixed scenario whose outcome is known by hand, so that the model and
@@ -1652,7 +2266,8 @@ fn hand_checked_scenario() {
         graph_tramp: None,
         kprobe_tramp: [Some(TRAMP_BASE + 0x2000), None],
         fprobe_tramp: None,
-        direct_addr: std::vec![DIRECT_BASE + 1, DIRECT_BASE + 0x1000],
+        direct_targets: std::vec![DIRECT_BASE + 1, DIRECT_BASE + 0x1000, DIRECT_BASE + 0x2001],
+        direct_share: std::vec![false, false, true],
         lp_tramp_base: None,
         custom: std::vec![(None, false, true), (None, true, true)],
         jmp_bit: true,
@@ -1702,11 +2317,85 @@ fn hand_checked_scenario() {
         &mut model,
     );
     assert_eq!(text(&sim, 1), insn(ip(1), REGS_CALLER, false));
-    // Direct call on 2, a jump on this kernel; a second direct there is refused.
-    step(Action::Direct(0, Some([2].into())), &mut sim, &mut model);
+    // Direct call on 2, a jump on this kernel; a second direct there is
+    // refused, and the table keeps one entry.
+    let register = |d: usize, fs: &[usize], target: usize| {
+        Action::Direct(
+            d,
+            DirectReq::Register {
+                funcs: Some(fs.iter().copied().collect()),
+                target,
+            },
+        )
+    };
+    let table = |sim: &Sim| sim.direct_fns.map.clone();
+    step(register(0, &[2], 0), &mut sim, &mut model);
     assert_eq!(text(&sim, 2), insn(ip(2), DIRECT_BASE, true));
-    let a = Action::Direct(1, Some([2, 3].into()));
+    assert_eq!(table(&sim), [(ip(2), DIRECT_BASE + 1)].into());
+    assert_eq!(sim.direct_fns.bits, 1);
+    let a = register(1, &[2, 3], 1);
     assert_eq!(step(a, &mut sim, &mut model), Outcome::Refused);
+    assert_eq!(table(&sim), [(ip(2), DIRECT_BASE + 1)].into());
+    assert_eq!(text(&sim, 3), NOP);
+    // Registered already, or not a direct ops: -EINVAL.
+    let again = Action::Direct(
+        0,
+        DirectReq::Register {
+            funcs: None,
+            target: 1,
+        },
+    );
+    assert_eq!(step(again, &mut sim, &mut model), Outcome::Invalid);
+    let custom = Action::NotDirect(0, DirectReq::Modify(1));
+    assert_eq!(step(custom, &mut sim, &mut model), Outcome::Invalid);
+    // Another target: a call now, through the stub and back.
+    step(
+        Action::Direct(0, DirectReq::Modify(1)),
+        &mut sim,
+        &mut model,
+    );
+    assert_eq!(text(&sim, 2), insn(ip(2), DIRECT_BASE + 0x1000, false));
+    assert_eq!(table(&sim), [(ip(2), DIRECT_BASE + 0x1000)].into());
+    // A live patch on 3: direct ops 1 may not join it without an ops_func
+    // (its start-up fails, the old table comes back); ops 2 agrees to share.
+    step(Action::Livepatch(3, true), &mut sim, &mut model);
+    assert_eq!(
+        step(register(1, &[3], 0), &mut sim, &mut model),
+        Outcome::Refused
+    );
+    assert_eq!(table(&sim), [(ip(2), DIRECT_BASE + 0x1000)].into());
+    assert_eq!(sim.direct_fns.bits, 1);
+    step(register(2, &[3, 4], 2), &mut sim, &mut model);
+    assert_eq!(
+        table(&sim),
+        [
+            (ip(2), DIRECT_BASE + 0x1000),
+            (ip(3), DIRECT_BASE + 0x2001),
+            (ip(4), DIRECT_BASE + 0x2001)
+        ]
+        .into()
+    );
+    assert_eq!(sim.direct_fns.bits, 2);
+    assert_eq!(text(&sim, 3), insn(ip(3), REGS_CALLER, false));
+    assert_eq!(text(&sim, 4), insn(ip(4), DIRECT_BASE + 0x2000, true));
+    // Ops 2 unregistered with its target's call address: the same
+    // trampoline on this kernel, so its entries go; the table keeps its
+    // width.
+    step(
+        Action::Direct(
+            2,
+            DirectReq::Unregister {
+                addr: AddrArg::Marked,
+                free_filters: true,
+            },
+        ),
+        &mut sim,
+        &mut model,
+    );
+    assert_eq!(table(&sim), [(ip(2), DIRECT_BASE + 0x1000)].into());
+    assert_eq!(sim.direct_fns.bits, 2);
+    assert_eq!(text(&sim, 4), NOP);
+    step(Action::Livepatch(3, false), &mut sim, &mut model);
     // Everything off: all NOPs again.
     step(
         Action::Kprobe {
@@ -1718,7 +2407,18 @@ fn hand_checked_scenario() {
         &mut model,
     );
     assert_eq!(text(&sim, 1), insn(ip(1), TRAMP_BASE, false));
-    step(Action::Direct(0, None), &mut sim, &mut model);
+    step(
+        Action::Direct(
+            0,
+            DirectReq::Unregister {
+                addr: AddrArg::Current,
+                free_filters: true,
+            },
+        ),
+        &mut sim,
+        &mut model,
+    );
+    assert!(table(&sim).is_empty());
     step(Action::Tracer(0, Req::Off), &mut sim, &mut model);
     assert!(sim.arch.text.values().all(|t| *t == NOP));
 }

@@ -7,7 +7,12 @@
 //! which modules are loaded) and the documented meaning of those requests.
 //! From that alone it computes, for every function, the set of ftrace ops
 //! that want it, and from that set the reference count, the request bits and
-//! the instruction the call site must hold. It never looks at the record
+//! the instruction the call site must hold (a site wanted by one direct ops
+//! alone calls or jumps to its current target); which requests are refused
+//! and with which errno; and the direct-functions table (every function of
+//! a registered direct ops -> its current target, with the entries an
+//! unregistration naming another trampoline leaves) and its width. It never
+//! looks at the record
 //! flags to decide what they should be, shares no code with `rfcore`, and
 //! names functions by number, not by address, so a record table that loses
 //! or duplicates a site cannot agree with it by accident.
@@ -130,8 +135,13 @@ pub struct Layout {
     pub kprobe_tramp: [Option<u64>; 2],
     /// Trampoline of the fprobe ops.
     pub fprobe_tramp: Option<u64>,
-    /// Address called by each direct ops (bit 0: jump, on a jmp-bit kernel).
-    pub direct_addr: Vec<u64>,
+    /// The direct trampolines the users of the direct-call interface may
+    /// ask for, by number (bit 0: jump, on a jmp-bit kernel).
+    pub direct_targets: Vec<u64>,
+    /// Per direct ops: it has an `ops_func` that agrees to share a
+    /// function with an IPMODIFY ops (`FTRACE_OPS_CMD_ENABLE_SHARE_IPMODIFY_SELF`
+    /// answers 0); without one, such a function is refused with `-EBUSY`.
+    pub direct_share: Vec<bool>,
     /// Base of the livepatch ops' trampolines, if they get one.
     pub lp_tramp_base: Option<u64>,
     /// Per custom ops: trampoline, SAVE_REGS, no recursion/RCU assist.
@@ -168,8 +178,12 @@ pub enum Action {
     },
     /// Add (`true`) or remove an entry-only fprobe on a function.
     Fprobe(usize, bool),
-    /// Register direct ops `d` on functions, or unregister it (`None`).
-    Direct(usize, Option<BTreeSet<usize>>),
+    /// A call of the direct-call interface for direct ops `d`.
+    Direct(usize, DirectReq),
+    /// The same calls for custom ops `c`, which is not a direct ops (it has
+    /// a function of its own): `funcs` is not applied, addresses are
+    /// whatever the request names.
+    NotDirect(usize, DirectReq),
     /// Enable (`true`) or disable the live patch of a function.
     Livepatch(usize, bool),
     /// Custom dynamic ops `c`.
@@ -195,6 +209,43 @@ pub enum Req {
     Notrace(BTreeSet<usize>),
 }
 
+/// A call of the direct-call interface (`register_ftrace_direct()`,
+/// `modify_ftrace_direct()`, `unregister_ftrace_direct()`).
+#[derive(Clone, Debug)]
+pub enum DirectReq {
+    /// `register_ftrace_direct()` with target number `target` of the
+    /// layout; first, if `funcs` is given and the ops is not registered,
+    /// its filter is replaced by them (`ftrace_set_filter_ips()`, which
+    /// also initialises the ops). A registered ops keeps its filter.
+    Register {
+        /// The new filter.
+        funcs: Option<BTreeSet<usize>>,
+        /// The target's number.
+        target: usize,
+    },
+    /// `modify_ftrace_direct()` to target number `.0`.
+    Modify(usize),
+    /// `unregister_ftrace_direct()`.
+    Unregister {
+        /// The address the caller passes.
+        addr: AddrArg,
+        /// `free_filters`: the ops' filter is emptied afterwards.
+        free_filters: bool,
+    },
+}
+
+/// The address a user passes to `unregister_ftrace_direct()`.
+#[derive(Clone, Copy, Debug)]
+pub enum AddrArg {
+    /// What its ops calls now, as the kernel-doc asks.
+    Current,
+    /// What its ops calls now with bit 0 flipped: the same trampoline on a
+    /// kernel where bit 0 marks a jump, another address elsewhere.
+    Marked,
+    /// Target number `.0` of the layout, whatever the ops calls.
+    Target(usize),
+}
+
 /// Whether a request is carried out.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Outcome {
@@ -202,6 +253,22 @@ pub enum Outcome {
     Done,
     /// Refused (`-EBUSY`): an IPMODIFY or direct conflict, or a module in use.
     Refused,
+    /// Refused (`-EINVAL`): the ops may not make that call of the
+    /// direct-call interface.
+    Invalid,
+}
+
+/// A direct ops, as its user set it up.
+#[derive(Clone, Debug, Default)]
+pub struct DirectUse {
+    /// Its filter: the functions last given, kept by an unregistration
+    /// without `free_filters` (a module's function stays in it after the
+    /// module is gone: the kernel clears only the trace arrays' hashes).
+    pub filter: BTreeSet<usize>,
+    /// A filter was set once (`ftrace_ops_init()` ran).
+    pub initialized: bool,
+    /// Registered: the trampoline its functions call now.
+    pub target: Option<u64>,
 }
 
 /// One ftrace ops, as far as the model is concerned.
@@ -243,8 +310,17 @@ pub struct Model {
     pub kprobes: BTreeMap<usize, bool>,
     /// Functions with an fprobe.
     pub fprobes: BTreeSet<usize>,
-    /// Direct ops: functions, when registered.
-    pub directs: Vec<Option<BTreeSet<usize>>>,
+    /// Direct ops.
+    pub directs: Vec<DirectUse>,
+    /// Entries an unregistration left in the direct-functions table: it
+    /// named another trampoline than the one its functions call, and only
+    /// entries calling the named one are taken out (function address ->
+    /// target).
+    pub stale: BTreeMap<u64, u64>,
+    /// The width (`size_bits`) of the direct-functions table: 0 for the
+    /// kernel's empty table, else that of the last one a registration
+    /// built and kept.
+    pub direct_bits: u32,
     /// Live-patched functions.
     pub livepatches: BTreeSet<usize>,
     /// Custom ops: on, hash.
@@ -256,12 +332,19 @@ pub struct Model {
     modified: BTreeSet<usize>,
 }
 
-/// What the simulated kernel shows the model: its record table and text.
+/// What the simulated kernel shows the model: its record table and text,
+/// and its direct-functions table.
 pub struct View<'a> {
     /// `(function number, ip, flags)` in table order.
     pub recs: Vec<(usize, u64, u64)>,
     /// The text of every call site.
     pub text: &'a BTreeMap<u64, [u8; 5]>,
+    /// `direct_functions`: function address -> direct trampoline.
+    pub direct: &'a BTreeMap<u64, u64>,
+    /// Its width (`size_bits`).
+    pub direct_bits: u32,
+    /// Per direct ops: its target (`ops->direct_call`) if it is started.
+    pub direct_calls: Vec<Option<u64>>,
 }
 
 /// `CALL rel32` (or `JMP rel32`) at `ip` to `dest`, encoded here.
@@ -311,7 +394,7 @@ fn hash_next(main: &Hash, s: &Hash) -> Hash {
 impl Model {
     /// A model of a kernel with the given layout and core functions.
     pub fn new(layout: Layout, funcs: Vec<Func>, tracers: usize, graphs: usize) -> Self {
-        let directs = layout.direct_addr.len();
+        let directs = layout.direct_share.len();
         let customs = layout.custom.len();
         Model {
             layout,
@@ -323,7 +406,9 @@ impl Model {
             graph_hash: Hash::default(),
             kprobes: BTreeMap::new(),
             fprobes: BTreeSet::new(),
-            directs: (0..directs).map(|_| None).collect(),
+            directs: std::vec![DirectUse::default(); directs],
+            stale: BTreeMap::new(),
+            direct_bits: 0,
             livepatches: BTreeSet::new(),
             customs: vec_of(customs),
             linger: BTreeSet::new(),
@@ -398,13 +483,17 @@ impl Model {
                 l.fprobe_tramp,
             ));
         }
-        for (d, fs) in self.directs.iter().enumerate() {
-            if let Some(fs) = fs {
+        for (d, u) in self.directs.iter().enumerate() {
+            if let Some(target) = u.target {
                 out.push(User {
                     save_regs: true,
-                    direct: Some(l.direct_addr[d]),
+                    direct: Some(target),
                     // register_ftrace_direct() presets the trampoline.
-                    ..plain(format!("direct{d}"), only(fs.clone()), Some(REGS_CALLER))
+                    ..plain(
+                        format!("direct{d}"),
+                        only(u.filter.clone()),
+                        Some(REGS_CALLER),
+                    )
                 });
             }
         }
@@ -523,19 +612,11 @@ impl Model {
                     self.fprobes.remove(f);
                 }
             }
-            Action::Direct(d, fs) => match fs {
-                Some(fs) => {
-                    let taken = fs.iter().any(|&f| {
-                        self.ipmodified(users, f)
-                            || self.directs.iter().flatten().any(|o| o.contains(&f))
-                    });
-                    if taken {
-                        return Outcome::Refused;
-                    }
-                    self.directs[*d] = Some(fs.clone());
-                }
-                None => self.directs[*d] = None,
-            },
+            Action::Direct(d, r) => return self.direct(*d, r, users),
+            // Not a direct ops: it has a function of its own, so it may not
+            // be registered as one, and it is not one to be changed or
+            // stopped as one.
+            Action::NotDirect(..) => return Outcome::Invalid,
             Action::Livepatch(f, on) => {
                 if *on {
                     if self.ipmodified(users, *f) {
@@ -556,7 +637,11 @@ impl Model {
                     .filter(|&f| self.funcs[f].module == Some(*m))
                     .collect();
                 // A module with a direct call attached is in use.
-                if self.directs.iter().flatten().any(|s| !s.is_disjoint(&gone)) {
+                let attached = self
+                    .directs
+                    .iter()
+                    .any(|u| u.target.is_some() && !u.filter.is_disjoint(&gone));
+                if attached {
                     return Outcome::Refused;
                 }
                 // Going notifiers: kprobes, fprobes and live patches of the
@@ -575,6 +660,101 @@ impl Model {
         Outcome::Done
     }
 
+    /// The direct-call interface, from its kernel-doc: `-EINVAL` for an
+    /// ops that is registered already or names no function (register), or
+    /// is not registered (modify, unregister); `-EBUSY` for a function
+    /// that has a direct call already (the table has an entry for it:
+    /// nothing changes), and for a function an IPMODIFY ops is on when the
+    /// ops has no `ops_func` to agree to share it (register: the start-up
+    /// fails and the table is as before; modify: the target stays).
+    fn direct(&mut self, d: usize, r: &DirectReq, users: &[User]) -> Outcome {
+        let addr = |t: usize| self.layout.direct_targets[t];
+        let share = self.layout.direct_share[d];
+        match r {
+            DirectReq::Register { funcs, target } => {
+                let registered = self.directs[d].target.is_some();
+                if let (Some(fs), false) = (funcs, registered) {
+                    self.directs[d].filter = fs.clone();
+                    self.directs[d].initialized = true;
+                }
+                let u = &self.directs[d];
+                if registered || !u.initialized || u.filter.is_empty() {
+                    return Outcome::Invalid;
+                }
+                let table = self.direct_table();
+                if u.filter
+                    .iter()
+                    .any(|&f| table.contains_key(&self.funcs[f].ip))
+                {
+                    return Outcome::Refused;
+                }
+                if !share && self.ipmodify_on(users, &u.filter) {
+                    return Outcome::Refused;
+                }
+                self.direct_bits = fls_capped(u.filter.len() + table.len());
+                self.directs[d].target = Some(addr(*target));
+            }
+            DirectReq::Modify(t) => {
+                let u = &self.directs[d];
+                if u.target.is_none() {
+                    return Outcome::Invalid;
+                }
+                if !share && self.ipmodify_on(users, &u.filter) {
+                    return Outcome::Refused;
+                }
+                self.directs[d].target = Some(addr(*t));
+            }
+            DirectReq::Unregister {
+                addr: a,
+                free_filters,
+            } => {
+                let Some(now) = self.directs[d].target else {
+                    return Outcome::Invalid;
+                };
+                let given = match a {
+                    AddrArg::Current => now,
+                    AddrArg::Marked => now ^ 1,
+                    AddrArg::Target(t) => addr(*t),
+                };
+                // One trampoline whether it is jumped to or called, where
+                // bit 0 says which.
+                let same = given == now || (self.layout.jmp_bit && given | 1 == now | 1);
+                if !same {
+                    for &f in &self.directs[d].filter {
+                        self.stale.insert(self.funcs[f].ip, now);
+                    }
+                }
+                let u = &mut self.directs[d];
+                u.target = None;
+                if *free_filters {
+                    u.filter.clear();
+                }
+            }
+        }
+        Outcome::Done
+    }
+
+    /// An IPMODIFY ops is on one of `fs` (a present function).
+    fn ipmodify_on(&self, users: &[User], fs: &BTreeSet<usize>) -> bool {
+        fs.iter()
+            .any(|&f| self.present(f) && self.ipmodified(users, f))
+    }
+
+    /// The direct-functions table the requests call for: every function of
+    /// a registered direct ops calls its current target; and the entries
+    /// unregistrations left.
+    pub fn direct_table(&self) -> BTreeMap<u64, u64> {
+        let mut t = self.stale.clone();
+        for u in &self.directs {
+            if let Some(target) = u.target {
+                for &f in &u.filter {
+                    t.insert(self.funcs[f].ip, target);
+                }
+            }
+        }
+        t
+    }
+
     fn rebuild_graph(&mut self) {
         let mut acc: Option<Hash> = None;
         for &g in &self.graph_list {
@@ -591,6 +771,23 @@ impl Model {
     /// records checked.
     pub fn check(&mut self, v: &View<'_>) -> Result<usize, String> {
         let users = self.users();
+        let table = self.direct_table();
+        if *v.direct != table {
+            return Err(format!("direct table {:x?}, want {table:x?}", v.direct));
+        }
+        if v.direct_bits != self.direct_bits {
+            return Err(format!(
+                "direct table {} bits wide, want {}",
+                v.direct_bits, self.direct_bits
+            ));
+        }
+        let calls: Vec<Option<u64>> = self.directs.iter().map(|u| u.target).collect();
+        if v.direct_calls != calls {
+            return Err(format!(
+                "direct ops' targets {:x?}, want {calls:x?}",
+                v.direct_calls
+            ));
+        }
         // Every present function has exactly one record, at its address.
         let mut seen = BTreeSet::new();
         for &(f, ip, _) in &v.recs {
@@ -722,6 +919,17 @@ impl Model {
         }
         Ok(())
     }
+}
+
+/// The width 7.2's `register_ftrace_direct()` gives the new table for `n`
+/// entries: the number of bits that hold `n` (`fls()`), at most
+/// `FTRACE_HASH_MAX_BITS` (12).
+fn fls_capped(n: usize) -> u32 {
+    let mut bits = 0;
+    while bits < 12 && n >> bits != 0 {
+        bits += 1;
+    }
+    bits
 }
 
 fn vec_of(n: usize) -> Vec<(bool, Hash)> {
