@@ -7,8 +7,11 @@
 # busybox, bash, gawk and the few host tools ftracetest needs (with their
 # shared libraries; for arm64 and riscv64 (ARCH, else $RFT_ARCH) the same
 # programs from Debian's packages of that architecture, see
-# scripts/arm64-userspace.sh and scripts/riscv64-userspace.sh), the kernel
-# modules of that build, the ftracetest
+# scripts/arm64-userspace.sh and scripts/riscv64-userspace.sh), on x86_64
+# trace-cmd (Debian's package, scripts/x86_64-tools.sh) and the host's perf
+# when they can be had (selftests/rftrace/trace-cmd.tc and perf-ftrace.tc;
+# without them those two are UNSUPPORTED), the kernel modules of that
+# build, the ftracetest
 # suite of the kernel tree (in /rftrace/ftrace), the project's selftests/
 # (in /rftrace/selftests) and scripts/guest/init as /init.
 # The archive is rebuilt only when one of its inputs changed.
@@ -80,11 +83,38 @@ else
 	done
 fi
 
+# Optional tools of the x86_64 guest: trace-cmd unpacked from Debian's
+# package under build/x86_64-tools (with its libraries), and the host's
+# perf (bookworm's linux-perf; /usr/bin/perf may be a wrapper script that
+# runs perf_VERSION: the real program is taken).  One that cannot be had
+# is left out with a note: no other test needs them.
+tctree= perfbin=
+if [ -z "$CROSS" ]; then
+	if "$top/scripts/x86_64-tools.sh" >&2; then
+		tctree=$BUILD/x86_64-tools
+		[ -x "$tctree/usr/bin/trace-cmd" ] || tctree=
+	fi
+	[ -n "$tctree" ] ||
+		echo "mkinitramfs: no trace-cmd (scripts/x86_64-tools.sh failed): trace-cmd.tc will be UNSUPPORTED" >&2
+	if p=$(command -v perf); then
+		p=$(readlink -f "$p")
+		if [ "$(head -c 4 "$p" | od -An -c | tr -d ' ')" != 177ELF ]; then
+			# a wrapper: the newest perf_X.Y beside it
+			p=$(ls "$(dirname "$p")"/perf_[0-9]* 2>/dev/null | sort -V | tail -n 1)
+		fi
+		[ -n "$p" ] && [ -x "$p" ] && perfbin=$p
+	fi
+	[ -n "$perfbin" ] ||
+		echo "mkinitramfs: no perf on the host (apt-get install linux-perf): perf-ftrace.tc will be UNSUPPORTED" >&2
+fi
+
 # --- cache key: everything that goes into the archive ----------------------
 stamp=$out/.initramfs.stamp
 key=$( {
 	echo "v1 $arch $variant $stdir"
 	[ -n "$sysroot" ] && cat "$sysroot/.packages"
+	[ -n "$tctree" ] && cat "$tctree/.packages"
+	[ -n "$perfbin" ] && ls -lL "$perfbin"
 	find "$top/scripts/guest" "$top/scripts/mkinitramfs.sh" "$ftsrc" "$modroot" \
 		$( [ -d "$stdir" ] && echo "$stdir" ) \
 		-path "$ftsrc/logs" -prune -o -printf '%p %s %T@\n'
@@ -114,17 +144,23 @@ cp "$busybox" "$stage/usr/bin/busybox"
 	[ -e "$dest" ] || [ -L "$dest" ] || ln -s /usr/bin/busybox "$dest"
 done
 
-# copy_elf FILE [DEST]: copy an executable and the libraries it needs
+# copy_elf FILE [DEST [TREE]]: copy an executable and the libraries it
+# needs; with TREE (a tree of unpacked packages of the host's
+# architecture), the libraries of TREE's library directory come first and
+# go to their path inside TREE
 copy_elf() {
-	local f=$1 dest=${2:-$1} lib
+	local f=$1 dest=${2:-$1} tree=${3:-} lib to
 	mkdir -p "$stage$(dirname "$dest")"
 	rm -f "$stage$dest"
 	cp -L "$f" "$stage$dest"
-	ldd "$f" 2>/dev/null | awk '/=> \//{print $3} /^[[:space:]]*\/[^ ]*ld-linux/{print $1}' |
+	LD_LIBRARY_PATH=${tree:+$tree/usr/lib/x86_64-linux-gnu} ldd "$f" 2>/dev/null |
+	awk '/=> \//{print $3} /^[[:space:]]*\/[^ ]*ld-linux/{print $1}' |
 	while read -r lib; do
-		[ -e "$stage$lib" ] && continue
-		mkdir -p "$stage$(dirname "$lib")"
-		cp -L "$lib" "$stage$lib"
+		to=$lib
+		[ -n "$tree" ] && to=${lib#"$tree"}
+		[ -e "$stage$to" ] && continue
+		mkdir -p "$stage$(dirname "$to")"
+		cp -L "$lib" "$stage$to"
 	done
 }
 # copy_elf_sysroot FILE DEST: the same for a program of the sysroot; its
@@ -164,6 +200,16 @@ for i in "${!hostbins[@]}"; do
 	fi
 done
 ln -sf gawk "$stage/usr/bin/awk"
+# the optional tools (see above): trace-cmd with libtraceevent's plugins
+if [ -n "$tctree" ]; then
+	copy_elf "$tctree/usr/bin/trace-cmd" /usr/bin/trace-cmd "$tctree"
+	pl=usr/lib/x86_64-linux-gnu/traceevent/plugins
+	if [ -d "$tctree/$pl" ]; then
+		mkdir -p "$stage/$pl"
+		cp -L "$tctree/$pl"/*.so "$stage/$pl/"
+	fi
+fi
+[ -n "$perfbin" ] && copy_elf "$perfbin" /usr/bin/perf
 # ftracetest and the .tc files are POSIX sh scripts, run by dash as on Debian
 ln -sf dash "$stage/usr/bin/sh"
 

@@ -91,6 +91,21 @@ if [ ${#missing[@]} -gt 0 ] || [ $qemu_ok = 0 ]; then
 fi
 qemu-system-x86_64 --version | head -1
 
+# perf (linux-perf) for the x86_64 guest's perf-ftrace.tc, copied in by
+# scripts/mkinitramfs.sh (trace-cmd comes unpacked, scripts/x86_64-tools.sh).
+# Optional: without it that test is UNSUPPORTED and skipped, so a failed
+# install is only reported.
+if ! dpkg-query -W -f='${Status}' linux-perf 2>/dev/null | grep -q 'ok installed'; then
+	step "apt: installing linux-perf (optional: perf for the guest)"
+	if ! stamp_fresh "$apt_dir/updated" 720 &&
+	   $sudo_ apt-get "${apt_main[@]}" update -q >"$BUILD/apt-update.log" 2>&1; then
+		touch "$apt_dir/updated"
+	fi
+	DEBIAN_FRONTEND=noninteractive $sudo_ apt-get "${apt_main[@]}" install -y -q \
+		--no-install-recommends linux-perf >>"$BUILD/apt-install.log" 2>&1 ||
+		echo "setup: linux-perf not installed (see $BUILD/apt-install.log): perf-ftrace.tc will be UNSUPPORTED"
+fi
+
 # Rust: the machine's toolchain plus rust-src, and bindgen-cli with cargo install.
 if [ ! -d "$(rustc --print sysroot)/lib/rustlib/src/rust/library" ]; then
 	step "rustup: adding rust-src"

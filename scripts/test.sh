@@ -158,18 +158,24 @@ sres=$BUILD/selftests-$atag$variant.results
 grep -v '^#' "$sres" 2>/dev/null | sed 's/^/  /'
 # The files of selftests/expected/debug-only.list need the debug variant
 # (fault injection, kmemleak): elsewhere they are UNSUPPORTED, and skipped.
+# Those of selftests/expected/tools-only.list need a program that only
+# some guests have (trace-cmd, perf: scripts/mkinitramfs.sh packs them
+# into the x86_64 guest when it can have them): UNSUPPORTED without it,
+# and skipped.  Where the program is, they must PASS.
 donly=$(grep -v '^#' "$top/selftests/expected/debug-only.list" | paste -sd'|' -)
-if [ "$variant" != debug ]; then
-	grep -v '^#' "$sres" 2>/dev/null |
-		awk -v d="^rftrace/($donly)\$" '$1 ~ d && $2 == "UNSUPPORTED" { print "  (skipped, debug variant only: " $1 ")" }'
-	skipped=$(grep -v '^#' "$sres" 2>/dev/null |
-		awk -v d="^rftrace/($donly)\$" '$1 ~ d && $2 == "UNSUPPORTED"' | wc -l)
-	grep -v '^#' "$sres" 2>/dev/null |
-		awk -v d="^rftrace/($donly)\$" '!($1 ~ d && $2 == "UNSUPPORTED")' >"$sres.counted"
-else
-	skipped=0
-	grep -v '^#' "$sres" 2>/dev/null >"$sres.counted"
-fi
+tonly=$(grep -v '^#' "$top/selftests/expected/tools-only.list" | paste -sd'|' -)
+dbg=0
+[ "$variant" = debug ] && dbg=1
+: >"$sres.counted"
+grep -v '^#' "$sres" 2>/dev/null |
+	awk -v d="^rftrace/($donly)\$" -v t="^rftrace/($tonly)\$" -v dbg=$dbg \
+	    -v counted="$sres.counted" '
+	$2 == "UNSUPPORTED" && !dbg && $1 ~ d { print "  (skipped, debug variant only: " $1 ")"; next }
+	$2 == "UNSUPPORTED" && $1 ~ t { print "  (skipped, program not in this guest: " $1 ")"; next }
+	{ print >counted }'
+skipped=$(grep -v '^#' "$sres" 2>/dev/null |
+	awk -v d="^rftrace/($donly)\$" -v t="^rftrace/($tonly)\$" -v dbg=$dbg '
+	$2 == "UNSUPPORTED" && ((!dbg && $1 ~ d) || $1 ~ t)' | wc -l)
 # a kernel warning during a test (warn=N) fails it
 p=$(awk '$2 == "PASS" && !/warn=/' "$sres.counted" | wc -l)
 f=$(awk '$2 != "PASS" || /warn=/' "$sres.counted" | wc -l)
