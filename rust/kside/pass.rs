@@ -9,10 +9,7 @@
 //! The architectures (`karch/x86.rs`, `karch/arm64.rs`) only implement
 //! [`Arch`]: plan, check, write, flush.
 
-use core::{
-    ffi::CStr,
-    ptr::NonNull, //
-};
+use core::ffi::CStr;
 
 use kernel::{
     alloc::{
@@ -41,7 +38,10 @@ use crate::{
         Rec, //
     },
     kside::lock::FtraceLocked,
-    kside::records::Group,
+    kside::records::{
+        self,
+        Group, //
+    },
     rfcore::{
         consistency::{
             self,
@@ -185,7 +185,8 @@ fn account(c: &Counts) {
     bump(&STATS.fallbacks, c.fallbacks);
 }
 
-/// The record table, as the update pass walks it, under `ftrace_lock`.
+/// The record table, as the update pass walks it, under `ftrace_lock`:
+/// group by group, record by record, as `ftrace_pages_start` chains them.
 pub(crate) struct KernelRecords<'a> {
     lock: &'a FtraceLocked,
 }
@@ -195,41 +196,33 @@ impl<'a> KernelRecords<'a> {
         KernelRecords { lock }
     }
 
-    fn cursor(
-        &self,
-        iter: *mut bindings::ftrace_rec_iter,
-    ) -> Option<(NonNull<bindings::ftrace_rec_iter>, Rec<'a>)> {
-        let iter = NonNull::new(iter)?;
-        // SAFETY: `iter` is a valid position of the kernel's iterator, used
-        // under ftrace_lock (`self.lock`).
-        let ptr = unsafe { bindings::ftrace_rec_iter_record(iter.as_ptr()) };
-        // SAFETY: the record of a valid position is a live record of the
-        // table.
-        let rec = unsafe { Rec::from_raw(ptr, self.lock) }?;
-        Some((iter, rec))
+    /// The first record at or after record `i` of `group`, in table order.
+    fn at(&self, mut group: Group<'a>, mut i: usize) -> Option<(Group<'a>, usize, Rec<'a>)> {
+        loop {
+            if let Some(rec) = group.handle(group.len(), i, self.lock) {
+                return Some((group, i, rec));
+            }
+            group = group.following()?;
+            i = 0;
+        }
     }
 }
 
 impl<'a> Records for KernelRecords<'a> {
     type Rec = Rec<'a>;
-    /// The kernel's iterator and the record it points at.
-    type Cursor = (NonNull<bindings::ftrace_rec_iter>, Rec<'a>);
+    /// A group of the table, a record's index in it, and the record.
+    type Cursor = (Group<'a>, usize, Rec<'a>);
 
     fn first(&mut self) -> Option<Self::Cursor> {
-        // SAFETY: we hold ftrace_lock (`self.lock`), which protects the
-        // kernel's single static iterator.
-        let iter = unsafe { bindings::ftrace_rec_iter_start() };
-        self.cursor(iter)
+        self.at(records::table_first(self.lock)?, 0)
     }
 
     fn next(&mut self, at: Self::Cursor) -> Option<Self::Cursor> {
-        // SAFETY: `at.0` came from `first()`/`next()` under the same lock.
-        let iter = unsafe { bindings::ftrace_rec_iter_next(at.0.as_ptr()) };
-        self.cursor(iter)
+        self.at(at.0, at.1.checked_add(1)?)
     }
 
     fn record(&self, at: Self::Cursor) -> Rec<'a> {
-        at.1
+        at.2
     }
 
     fn ip(&self, rec: Rec<'a>) -> u64 {
@@ -544,37 +537,30 @@ pub(crate) fn init_groups<A: Arch>(
             failed = true;
             break;
         }
-        let mut recs = g.records(g.len());
+        let len = g.len();
         // Every record of the group, unless one fails: counted once per
         // group, not per record.
-        let mut converted = recs.len();
+        let mut converted = 0usize;
         if !init {
-            converted = set_flags_only(lock, &mut recs, flags);
-        }
-        // The first conversion of every record (the boot's hot loop: one
-        // record's read, check and write, no count, no other call).
-        if init {
-            for ptr in recs {
-                // SAFETY: a record of a group of the table, which ftrace_lock
-                // (`lock`) keeps alive.
-                let Some(rec) = (unsafe { Rec::from_raw(ptr, lock) }) else {
-                    converted = g.index_of(ptr);
-                    break;
-                };
+            converted = set_flags_only(&mut g.handles(len, lock), flags);
+        } else {
+            // The first conversion of every record (the boot's hot loop:
+            // one record's read, check and write, no count, no other call).
+            for rec in g.handles(len, lock) {
                 rec.set_flags(flags);
                 let init = arch.plan_init(rec.ip()).and_then(|change| {
                     arch.check(&change)?;
                     arch.write(&change)
                 });
                 if let Err(failure) = init {
-                    // The records before this one.
-                    converted = g.index_of(ptr);
+                    // The records before this one are done.
                     STATS.failures.add(1, Relaxed);
                     explain(rec, &failure);
                     set_bug_type(lock, BugType::Init);
                     bug(rec, &failure);
                     break;
                 }
+                converted = converted.saturating_add(1);
             }
         }
         done = done.saturating_add(u64::try_from(converted).unwrap_or(u64::MAX));
@@ -591,20 +577,11 @@ pub(crate) fn init_groups<A: Arch>(
 }
 
 /// Stores `flags` in every record of `recs` (no first conversion); returns
-/// the records done (all, unless a record pointer is missing).
+/// the records done.
 #[inline(never)]
-fn set_flags_only(
-    lock: &FtraceLocked,
-    recs: &mut impl Iterator<Item = *mut bindings::dyn_ftrace>,
-    flags: RecFlags,
-) -> usize {
+fn set_flags_only<'a>(recs: &mut impl Iterator<Item = Rec<'a>>, flags: RecFlags) -> usize {
     let mut done = 0usize;
-    for ptr in recs {
-        // SAFETY: a record of a group of the table, which ftrace_lock
-        // (`lock`) keeps alive.
-        let Some(rec) = (unsafe { Rec::from_raw(ptr, lock) }) else {
-            break;
-        };
+    for rec in recs {
         rec.set_flags(flags);
         done = done.saturating_add(1);
     }

@@ -48,7 +48,8 @@ use crate::{
     kside::env::{
         c_word,
         word,
-        Module, //
+        Module,
+        Rec, //
     },
     kside::lock::FtraceLocked,
     rfcore::{
@@ -193,23 +194,29 @@ impl<'a> Group<'a> {
         self.page().records.wrapping_add(i)
     }
 
-    /// The first `len` records (no more than the group holds), as record
-    /// pointers: for a walk of every record of a group, with the bounds
-    /// computed once.
-    pub(crate) fn records(
+    /// The first `len` records (no more than the group holds), as handles
+    /// under `lock`: for the update pass and the boot's conversion.
+    pub(crate) fn handles<'l>(
         self,
         len: usize,
-    ) -> impl ExactSizeIterator<Item = *mut bindings::dyn_ftrace> {
-        let base = self.page().records;
-        // Below the group's capacity, every record is within its pages.
-        (0..len.min(self.capacity())).map(move |i| base.wrapping_add(i))
+        lock: &'l FtraceLocked,
+    ) -> impl Iterator<Item = Rec<'l>> + 'l
+    where
+        'a: 'l,
+    {
+        (0..len.min(self.capacity())).filter_map(move |i| self.handle(len, i, lock))
     }
 
-    /// The index in the group of a record pointer [`Group::records`] gave
-    /// (an address computation, nothing is read).
-    pub(crate) fn index_of(self, rec: *mut bindings::dyn_ftrace) -> usize {
-        let base = self.page().records as usize;
-        (rec as usize).saturating_sub(base) / core::mem::size_of::<bindings::dyn_ftrace>()
+    /// Record `i` as a handle under `lock`, or `None` if `i` is not below
+    /// `len`.
+    pub(crate) fn handle<'l>(self, len: usize, i: usize, lock: &'l FtraceLocked) -> Option<Rec<'l>>
+    where
+        'a: 'l,
+    {
+        // SAFETY: null, or a record of this group below its capacity
+        // (`rec()`), live for `'a`, which outlasts `'l` (type invariants);
+        // its writers hold ftrace_lock, which `lock` proves held for `'l`.
+        unsafe { Rec::from_raw(self.rec(len, i), lock) }
     }
 
     /// The address of record `i` (`u64::MAX` if `i` is not below `len`),
@@ -312,11 +319,19 @@ impl<'a, M> Walk for Groups<'a, M> {
     }
 }
 
-/// The first group of the live table, for a walk under `_rcu`.
-pub(crate) fn table_first(_rcu: &rcu::Guard) -> Option<Group<'_>> {
+/// What keeps the groups of the live table from being freed while it is
+/// borrowed: an RCU read-side section (groups taken out are freed after a
+/// grace period) or the hold of `ftrace_lock` (under which they are taken
+/// out and freed).
+pub(crate) trait KeepsGroups {}
+
+impl KeepsGroups for rcu::Guard {}
+impl KeepsGroups for FtraceLocked {}
+
+/// The first group of the live table, for a walk under `_keep`.
+pub(crate) fn table_first<K: KeepsGroups>(_keep: &K) -> Option<Group<'_>> {
     // SAFETY: `ftrace_c_pages_start()` reads the head of the table; its
-    // groups are freed only after an RCU grace period, which `_rcu` holds
-    // off.
+    // groups stay live while `_keep` is borrowed (`KeepsGroups`).
     unsafe { Group::from_raw(from_c(bindings::ftrace_c_pages_start())) }
 }
 
