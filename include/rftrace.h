@@ -95,8 +95,7 @@ rftrace_remove_range(struct ftrace_page **head, struct ftrace_page **tail,
 		     void (*each)(void *data, struct dyn_ftrace *rec),
 		     void *data, struct ftrace_page **last,
 		     unsigned long *records);
-struct dyn_ftrace *rftrace_lookup_rec(struct ftrace_page *head,
-				      unsigned long start, unsigned long end);
+struct dyn_ftrace *rftrace_lookup_rec(unsigned long start, unsigned long end);
 /* x86: makes the writes queued by the hooks above live (post-process). */
 void rftrace_finish(void);
 /*

@@ -277,13 +277,8 @@ pub(crate) unsafe extern "C" fn rftrace_build_table(
 /// included), or null. In the shadow mode the C lookup runs too: for one
 /// address both must find the same record; for a range, both a record or
 /// both none (C's bisection may stop at any record in the range).
-///
-/// # Safety
-///
-/// `head` is `ftrace_pages_start` (read by the caller).
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_lookup_rec(
-    head: *mut bindings::ftrace_page,
+pub(crate) extern "C" fn rftrace_lookup_rec(
     start: c_ulong,
     end: c_ulong,
 ) -> *mut bindings::dyn_ftrace {
@@ -291,9 +286,7 @@ pub(crate) unsafe extern "C" fn rftrace_lookup_rec(
     // Whatever the caller holds, the groups reached stay alive while this
     // read-side section lasts.
     let rcu = rcu::read_lock();
-    // SAFETY: `head` is the head of the table (function contract), and
-    // `rcu` keeps every group reachable from it alive.
-    let rec = unsafe { records::lookup(from_c(head), s, e, &rcu) };
+    let rec = records::lookup(s, e, &rcu);
     if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
         let c = crate::kside::env::c_lookup_rec(s, e, &rcu);
         STATS.shadow_checks.add(1, Relaxed);

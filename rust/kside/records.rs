@@ -335,21 +335,9 @@ pub(crate) fn table_first<K: KeepsGroups>(_keep: &K) -> Option<Group<'_>> {
     unsafe { Group::from_raw(from_c(bindings::ftrace_c_pages_start())) }
 }
 
-/// The first record touching `[start, end]`, or null.
-///
-/// # Safety
-///
-/// `head` is the head of the table (or of a chain of groups nobody frees
-/// meanwhile): groups reachable from it are freed only after an RCU grace
-/// period, which `_rcu` holds off.
-pub(crate) unsafe fn lookup(
-    head: *mut FtracePage,
-    start: u64,
-    end: u64,
-    _rcu: &rcu::Guard,
-) -> *mut bindings::dyn_ftrace {
-    // SAFETY: the function's contract.
-    lookup_from(unsafe { Group::from_raw(head) }, start, end)
+/// The first record of the live table touching `[start, end]`, or null.
+pub(crate) fn lookup(start: u64, end: u64, rcu: &rcu::Guard) -> *mut bindings::dyn_ftrace {
+    lookup_from(table_first(rcu), start, end)
 }
 
 /// The first record touching `[start, end]` in the groups from `first` on,
