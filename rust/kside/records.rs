@@ -204,7 +204,15 @@ impl<'a> Group<'a> {
     where
         'a: 'l,
     {
-        (0..len.min(self.capacity())).filter_map(move |i| self.handle(len, i, lock))
+        // The bounds and the base are computed once: this is the boot's
+        // hot loop.
+        let base = self.page().records;
+        (0..len.min(self.capacity())).filter_map(move |i| {
+            // SAFETY: below the group's capacity, so a record of this group,
+            // live for `'a`, which outlasts `'l` (type invariants); its
+            // writers hold ftrace_lock, which `lock` proves held for `'l`.
+            unsafe { Rec::from_raw(base.wrapping_add(i), lock) }
+        })
     }
 
     /// Record `i` as a handle under `lock`, or `None` if `i` is not below
