@@ -195,34 +195,22 @@ impl<'a> KernelRecords<'a> {
     pub(crate) fn new(lock: &'a FtraceLocked) -> Self {
         KernelRecords { lock }
     }
-
-    /// The first record at or after record `i` of `group`, in table order.
-    fn at(&self, mut group: Group<'a>, mut i: usize) -> Option<(Group<'a>, usize, Rec<'a>)> {
-        loop {
-            if let Some(rec) = group.handle(group.len(), i, self.lock) {
-                return Some((group, i, rec));
-            }
-            group = group.following()?;
-            i = 0;
-        }
-    }
 }
 
 impl<'a> Records for KernelRecords<'a> {
     type Rec = Rec<'a>;
-    /// A group of the table, a record's index in it, and the record.
-    type Cursor = (Group<'a>, usize, Rec<'a>);
+    type Cursor = records::Cursor<'a>;
 
     fn first(&mut self) -> Option<Self::Cursor> {
-        self.at(records::table_first(self.lock)?, 0)
+        records::Cursor::first(self.lock)
     }
 
     fn next(&mut self, at: Self::Cursor) -> Option<Self::Cursor> {
-        self.at(at.0, at.1.checked_add(1)?)
+        at.next()
     }
 
     fn record(&self, at: Self::Cursor) -> Rec<'a> {
-        at.2
+        at.rec()
     }
 
     fn ip(&self, rec: Rec<'a>) -> u64 {

@@ -215,18 +215,6 @@ impl<'a> Group<'a> {
         })
     }
 
-    /// Record `i` as a handle under `lock`, or `None` if `i` is not below
-    /// `len`.
-    pub(crate) fn handle<'l>(self, len: usize, i: usize, lock: &'l FtraceLocked) -> Option<Rec<'l>>
-    where
-        'a: 'l,
-    {
-        // SAFETY: null, or a record of this group below its capacity
-        // (`rec()`), live for `'a`, which outlasts `'l` (type invariants);
-        // its writers hold ftrace_lock, which `lock` proves held for `'l`.
-        unsafe { Rec::from_raw(self.rec(len, i), lock) }
-    }
-
     /// The address of record `i` (`u64::MAX` if `i` is not below `len`),
     /// read once (`READ_ONCE()`): the owner moves records under lockless
     /// readers.
@@ -283,6 +271,80 @@ impl<'a> Group<'a> {
                 ptr::addr_of_mut!((*dst).flags).write(flags);
             }
         }
+    }
+}
+
+/// A record of the live table and its position, for a walk of every record
+/// under `ftrace_lock` (the update pass): the group's bounds are read once
+/// per group, as no record comes or goes while the lock is held.
+///
+/// # Invariants
+///
+/// `base` is the first record of `group`, `i < len`, `len` is no more
+/// than the group holds, and `rec` is record `i`.
+#[derive(Clone, Copy)]
+pub(crate) struct Cursor<'l> {
+    group: Group<'l>,
+    base: *mut bindings::dyn_ftrace,
+    len: usize,
+    i: usize,
+    rec: Rec<'l>,
+}
+
+impl<'l> Cursor<'l> {
+    /// The first record of the live table.
+    pub(crate) fn first(lock: &'l FtraceLocked) -> Option<Self> {
+        Self::at(table_first(lock)?, 0, lock)
+    }
+
+    /// The record after this one, in table order.
+    pub(crate) fn next(self) -> Option<Self> {
+        let lock = self.rec.lock();
+        match self.i.checked_add(1) {
+            Some(i) if i < self.len => Self::make(self.group, self.base, self.len, i, lock),
+            _ => Self::at(self.group.following()?, 0, lock),
+        }
+    }
+
+    /// The record.
+    pub(crate) fn rec(self) -> Rec<'l> {
+        self.rec
+    }
+
+    /// Record `i` of `group` or, past its end, the first record of the
+    /// groups after it.
+    fn at(mut group: Group<'l>, i: usize, lock: &'l FtraceLocked) -> Option<Self> {
+        let mut i = i;
+        loop {
+            let len = group.len().min(group.capacity());
+            if i < len {
+                return Self::make(group, group.page().records, len, i, lock);
+            }
+            group = group.following()?;
+            i = 0;
+        }
+    }
+
+    fn make(
+        group: Group<'l>,
+        base: *mut bindings::dyn_ftrace,
+        len: usize,
+        i: usize,
+        lock: &'l FtraceLocked,
+    ) -> Option<Self> {
+        // SAFETY: `i` is below the group's length and capacity (callers),
+        // so a record of this group, live while ftrace_lock is held (the
+        // group was reached from the table under `lock`); its writers hold
+        // ftrace_lock, which `lock` proves.
+        let rec = unsafe { Rec::from_raw(base.wrapping_add(i), lock) }?;
+        // INVARIANT: as the callers checked.
+        Some(Cursor {
+            group,
+            base,
+            len,
+            i,
+            rec,
+        })
     }
 }
 
