@@ -15,7 +15,7 @@
 #                  pass within BREAK_TIMEOUT seconds, default 600)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
@@ -80,6 +80,12 @@ break_def() { # NAME
 		BREAK_PERL='s/    let installed = new\.take_entries\(\)\?\.install\(&slot\);\n    match update_manager\(manager, lock\) \{/    let installed = new.take_entries()?.install(&slot);\n    match Ok::<(), kernel::error::Error>(()) {/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:filter-change.tc ;;
+	lock-owner-unchecked)
+		BREAK_WHAT="the lock proofs stop asking who owns the mutex (every held() gives a proof)"
+		BREAK_FILE=c/rftrace_shim.c
+		BREAK_PERL='s/\treturn owner == \(unsigned long\)current;/\t(void)owner;\n\treturn true;/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=kunit:lock_proofs_need_the_lock ;;
 	profiler-left-behind)
 		BREAK_WHAT="a manager whose sub-ops shares the hashes of an enabled ops is not refreshed after they change (the profiler keeps the old filter, as in stock 7.2)"
 		BREAK_FILE=rust/kside/subops.rs
