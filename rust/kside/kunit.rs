@@ -555,9 +555,11 @@ mod tests {
     #[test]
     fn lock_proofs_need_the_lock() {
         use crate::kside::lock::{
-            ftrace_lock_mine,
-            FtraceLocked, //
+            CMutex,
+            FtraceLocked,
+            FtraceMutex, //
         };
+        let ftrace_lock_mine = FtraceMutex::mine;
         // Nobody holds ftrace_lock for the test, so there is no proof...
         assert!(!ftrace_lock_mine());
         let lock = FtraceLockGuard::lock();

@@ -147,12 +147,6 @@ pub(crate) type FtraceLocked = Locked<FtraceMutex>;
 /// `ftrace_lock`, taken by the core (KUnit, the direct-call paths).
 pub(crate) type FtraceLockGuard = Guard<FtraceMutex>;
 
-/// Whether the current task holds `ftrace_lock`.
-#[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
-pub(crate) fn ftrace_lock_mine() -> bool {
-    FtraceMutex::mine()
-}
-
 /// `text_mutex`: live kernel text (the x86 INT3 batches and trampoline
 /// calls, the riscv64 stores).
 #[cfg_attr(CONFIG_ARM64, allow(dead_code))]
