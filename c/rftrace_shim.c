@@ -75,6 +75,30 @@ void rftrace_shim_ftrace_unlock(void)
 	mutex_unlock(&ftrace_lock);
 }
 
+void rftrace_shim_text_lock(void)
+	__acquires(&text_mutex)
+{
+	mutex_lock(&text_mutex);
+}
+
+void rftrace_shim_text_unlock(void)
+	__releases(&text_mutex)
+{
+	mutex_unlock(&text_mutex);
+}
+
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
+void rftrace_shim_direct_lock(void)
+{
+	ftrace_c_direct_lock(true);
+}
+
+void rftrace_shim_direct_unlock(void)
+{
+	ftrace_c_direct_lock(false);
+}
+#endif
+
 void rftrace_shim_cond_resched(void)
 {
 	cond_resched();

@@ -24,18 +24,6 @@
 
 #include "../include/rftrace.h"
 
-void rftrace_shim_text_lock(void)
-	__acquires(&text_mutex)
-{
-	mutex_lock(&text_mutex);
-}
-
-void rftrace_shim_text_unlock(void)
-	__releases(&text_mutex)
-{
-	mutex_unlock(&text_mutex);
-}
-
 /*
  * The literal is data that ftrace_caller loads after the jalr ran: it needs
  * no instruction-cache maintenance, only to be visible before the jalr

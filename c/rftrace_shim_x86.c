@@ -105,6 +105,13 @@ bool rftrace_shim_poke_late(void)
 	return rftrace_poke_late;
 }
 
+bool rftrace_shim_callback_site(unsigned long ip)
+{
+	return ip == (unsigned long)&ftrace_call ||
+	       ip == (unsigned long)&ftrace_regs_call ||
+	       is_ftrace_trampoline(ip);
+}
+
 void rftrace_shim_poke_single(unsigned long ip, const u8 *insn)
 {
 	lockdep_assert_held(&text_mutex);

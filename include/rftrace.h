@@ -226,13 +226,17 @@ long rftrace_init_nops(struct module *mod, struct ftrace_page *pgs,
  * The locks as the Rust core's lock tokens see them (rust/kside/lock.rs):
  * whether the current task owns @lock (read from the mutex's owner: a
  * question, never a warning), the same for ftrace_lock and text_mutex,
- * and ftrace_lock taken and released (KUnit).
+ * and ftrace_lock, text_mutex and direct_mutex taken and released.
  */
 bool rftrace_shim_mutex_mine(struct mutex *lock);
 bool rftrace_shim_ftrace_lock_mine(void);
 bool rftrace_shim_text_lock_mine(void);
 void rftrace_shim_ftrace_lock(void);
 void rftrace_shim_ftrace_unlock(void);
+void rftrace_shim_text_lock(void);
+void rftrace_shim_text_unlock(void);
+void rftrace_shim_direct_lock(void);
+void rftrace_shim_direct_unlock(void);
 /* cond_resched(), between the records of a pass that may sleep. */
 void rftrace_shim_cond_resched(void);
 
@@ -245,6 +249,12 @@ bool rftrace_shim_poke(unsigned long ip, const u8 *insn);
 bool rftrace_shim_poke_late(void);
 /* Writes the 5-byte @insn at @ip now (smp_text_poke_single()). */
 void rftrace_shim_poke_single(unsigned long ip, const u8 *insn);
+/*
+ * Whether @ip may hold a call to an ftrace callback: the ftrace_call or
+ * ftrace_regs_call site of the shared callers, or an address in the
+ * trampoline of an ops on the list.
+ */
+bool rftrace_shim_callback_site(unsigned long ip);
 /* Makes the queued writes live (smp_text_poke_batch_finish()). */
 void rftrace_shim_poke_finish(void);
 /* Logs a refused site and remembers @expected for ftrace_bug(). */
@@ -277,9 +287,7 @@ int rftrace_shim_insn_read(unsigned long ip, u32 *insn);
 int rftrace_shim_insn_write(unsigned long ip, u32 insn);
 int rftrace_shim_literal_write(unsigned long addr, unsigned long val);
 unsigned long rftrace_shim_plt(unsigned long ip, struct module *mod);
-/* riscv64: text_mutex, and the literal, jalr-slot and entry stores. */
-void rftrace_shim_text_lock(void);
-void rftrace_shim_text_unlock(void);
+/* riscv64: the literal, jalr-slot and entry stores. */
 int rftrace_shim_rv_literal_write(unsigned long addr, unsigned long val);
 int rftrace_shim_rv_insn_write(unsigned long ip, u32 insn);
 int rftrace_shim_rv_entry_write(unsigned long pc, u64 pair);

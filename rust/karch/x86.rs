@@ -203,19 +203,15 @@ impl Arch for X86<'_> {
 /// `ftrace_call` / `ftrace_regs_call` sites of the shared callers, and the
 /// call in an ops' own trampoline) to the C function `func`; 0 or -errno.
 ///
-/// The site must hold a `CALL rel32`; anything else is refused and left
-/// alone. `func` is a plain C function, so bit 0 of its address is part of
-/// the address, never the direct-call "jump" bit: with GCC 12 at `-Os` C
-/// functions start at odd addresses, and reading that bit as "jump" (as
-/// the kernel's `ftrace_call_replace()` does) writes a `JMP` to the byte
-/// before the function.
-///
-/// # Safety
-///
-/// `ip` is the callback call of an ftrace trampoline or shared caller.
-pub(crate) unsafe fn update_callback_call(text: &TextLocked, ip: u64, func: u64) -> c_int {
-    // SAFETY: the function's contract.
-    match unsafe { callback_call(text, ip, func) } {
+/// `ip` must be one of the shared callers' sites or lie in the trampoline
+/// of an ops on the list, and hold a `CALL rel32`; anything else is
+/// refused and left alone. `func` is a plain C function, so bit 0 of its
+/// address is part of the address, never the direct-call "jump" bit: with
+/// GCC 12 at `-Os` C functions start at odd addresses, and reading that
+/// bit as "jump" (as the kernel's `ftrace_call_replace()` does) writes a
+/// `JMP` to the byte before the function.
+pub(crate) fn update_callback_call(text: &TextLocked, ip: u64, func: u64) -> c_int {
+    match callback_call(text, ip, func) {
         Ok(()) => 0,
         Err(e) => {
             STATS.failures.add(1, Relaxed);
@@ -224,10 +220,17 @@ pub(crate) unsafe fn update_callback_call(text: &TextLocked, ip: u64, func: u64)
     }
 }
 
-/// # Safety
-///
-/// As for [`update_callback_call`].
-unsafe fn callback_call(_text: &TextLocked, ip: u64, func: u64) -> Result<(), c_int> {
+fn callback_call(_text: &TextLocked, ip: u64, func: u64) -> Result<(), c_int> {
+    // SAFETY: compares an address with the shared callers' sites, and asks
+    // `is_ftrace_trampoline()`, which walks the ops list with preemption
+    // off.
+    if !unsafe { bindings::rftrace_shim_callback_site(c_word(ip)) } {
+        kernel::pr_err!(
+            "refusing to re-point the call at {:#x}: not a callback site of an ftrace trampoline\n",
+            ip
+        );
+        return Err(EINVAL.to_errno());
+    }
     let old = read_text(ip).map_err(|f| {
         kernel::pr_err!("reading the trampoline call at {:#x} faulted\n", ip);
         pass::errno(&f)
@@ -244,9 +247,9 @@ unsafe fn callback_call(_text: &TextLocked, ip: u64, func: u64) -> Result<(), c_
         kernel::pr_err!("cannot encode the trampoline call at {:#x}: {:?}\n", ip, e);
         ERANGE.to_errno()
     })?;
-    // SAFETY: `ip` is a call instruction in an ftrace trampoline (checked
-    // above, and the function's contract), `new` is a 5-byte call;
-    // text_mutex is held (`_text`), which `smp_text_poke_single()` needs.
+    // SAFETY: `ip` is a call instruction in an ftrace trampoline (both
+    // checked above), `new` is a 5-byte call; text_mutex is held
+    // (`_text`), which `smp_text_poke_single()` needs.
     unsafe { bindings::rftrace_shim_poke_single(c_word(ip), new.as_ptr()) };
     Ok(())
 }

@@ -3,12 +3,14 @@
 //! Every function the C side calls: the only `#[no_mangle]` items of the
 //! crate.
 //!
-//! Each entry checks what C hands it (a null record or ops is a
-//! `WARN_ONCE` and an errno, never a panic), turns the lock its C caller
-//! holds into a proof ([`FtraceLocked::held()`], [`TextLocked::held()`],
-//! both asserted with lockdep) and its raw pointers into handles that
-//! borrow that proof, calls safe code, and maps the result to what C
-//! expects (an errno, a verdict, an address). The prototypes are those of
+//! Each entry checks what C hands it (a null record or ops is a warning
+//! and an errno, never a panic), turns the lock its C caller holds into a
+//! proof ([`FtraceLocked::held()`], [`TextLocked::held()`], which ask who
+//! owns the mutex) and its raw pointers into handles that borrow that
+//! proof, calls safe code, and maps the result to what C expects (an
+//! errno, a verdict, an address). A record pointer is looked up in the
+//! record table before it is used ([`records::find()`]): an entry that
+//! takes only records and values is a safe function, whatever C passes. The prototypes are those of
 //! `include/rftrace.h`, which bindgen turns into `kernel::bindings`; each
 //! entry is checked against its generated declaration at compile time
 //! ([`same_signature!`]), so the two cannot drift apart.
@@ -106,19 +108,19 @@ fn einval() -> c_int {
 }
 
 /// Runs `f` on a record handed over by C, under `ftrace_lock`; `null` is
-/// the answer for a null record (which also warns once).
-///
-/// # Safety
-///
-/// `rec` is null or a record of the table, and the caller holds
-/// `ftrace_lock`.
-unsafe fn with_rec<R>(rec: *mut bindings::dyn_ftrace, null: R, f: impl FnOnce(Rec<'_>) -> R) -> R {
+/// the answer for a null record, or one that is not a record of the table
+/// (both also warn).
+fn with_rec<R>(rec: *mut bindings::dyn_ftrace, null: R, f: impl FnOnce(Rec<'_>) -> R) -> R {
     if null_from_c(rec) {
         return null;
     }
     FtraceLocked::held(|lock| {
-        // SAFETY: `rec` is a record of the table (function contract).
-        unsafe { Rec::from_raw(rec, lock) }.map(f)
+        let found = records::find(rec, lock);
+        if found.is_none() {
+            kernel::pr_err!("a record from C is not one of the table\n");
+            kernel::warn_on!(true);
+        }
+        found.map(f)
     })
     .flatten()
     .unwrap_or(null)
@@ -126,22 +128,15 @@ unsafe fn with_rec<R>(rec: *mut bindings::dyn_ftrace, null: R, f: impl FnOnce(Re
 
 /// `ftrace_update_record()` (`update`) and `ftrace_test_record()`:
 /// `FTRACE_UPDATE_*`.
-///
-/// # Safety
-///
-/// `rec` is a record of the table and the caller holds `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_check_record(
+pub(crate) extern "C" fn rftrace_check_record(
     rec: *mut bindings::dyn_ftrace,
     enable: bool,
     update: bool,
 ) -> c_int {
-    // SAFETY: the same contract.
-    unsafe {
-        with_rec(rec, Update::Ignore as c_int, |rec| {
-            crate::check_record(rec, enable, update).update as c_int
-        })
-    }
+    with_rec(rec, Update::Ignore as c_int, |rec| {
+        crate::check_record(rec, enable, update).update as c_int
+    })
 }
 
 /// Per-record accounting for `ops` (the body of the kernel's
@@ -150,8 +145,7 @@ pub(crate) unsafe extern "C" fn rftrace_check_record(
 ///
 /// # Safety
 ///
-/// `rec` is a record of the table, `ops` a registered ops, and the caller
-/// holds `ftrace_lock`.
+/// `ops` is a registered ops.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rftrace_account(
     rec: *mut bindings::dyn_ftrace,
@@ -162,9 +156,9 @@ pub(crate) unsafe extern "C" fn rftrace_account(
         return false;
     }
     FtraceLocked::held(|lock| {
-        // SAFETY: a record of the table and a registered ops (function
-        // contract).
-        match unsafe { (Rec::from_raw(rec, lock), Ops::from_raw(ops, lock)) } {
+        // SAFETY: a registered ops (function contract).
+        let ops = unsafe { Ops::from_raw(ops, lock) };
+        match (records::find(rec, lock), ops) {
             (Some(rec), Some(ops)) => crate::account_rec(rec, ops, inc),
             _ => false,
         }
@@ -173,39 +167,24 @@ pub(crate) unsafe extern "C" fn rftrace_account(
 }
 
 /// `ftrace_get_addr_new()`: the address the site is to call.
-///
-/// # Safety
-///
-/// `rec` is a record of the table and the caller holds `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_get_addr_new(rec: *mut bindings::dyn_ftrace) -> c_ulong {
-    // SAFETY: the same contract.
-    unsafe { with_rec(rec, 0, |rec| c_word(crate::choose_target(rec, true))) }
+pub(crate) extern "C" fn rftrace_get_addr_new(rec: *mut bindings::dyn_ftrace) -> c_ulong {
+    with_rec(rec, 0, |rec| c_word(crate::choose_target(rec, true)))
 }
 
 /// `ftrace_get_addr_curr()`: the address the site calls now.
-///
-/// # Safety
-///
-/// `rec` is a record of the table and the caller holds `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_get_addr_curr(rec: *mut bindings::dyn_ftrace) -> c_ulong {
-    // SAFETY: the same contract.
-    unsafe { with_rec(rec, 0, |rec| c_word(crate::choose_target(rec, false))) }
+pub(crate) extern "C" fn rftrace_get_addr_curr(rec: *mut bindings::dyn_ftrace) -> c_ulong {
+    with_rec(rec, 0, |rec| c_word(crate::choose_target(rec, false)))
 }
 
 /// `ftrace_find_unique_ops()`: the single ops whose filter covers the
 /// site, or null.
-///
-/// # Safety
-///
-/// `rec` is a record of the table and the caller holds `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_find_unique_ops(
+pub(crate) extern "C" fn rftrace_find_unique_ops(
     rec: *mut bindings::dyn_ftrace,
 ) -> *mut bindings::ftrace_ops {
-    // SAFETY: the same contract.
-    unsafe { with_rec(rec, core::ptr::null_mut(), crate::find_unique_ops) }
+    with_rec(rec, core::ptr::null_mut(), crate::find_unique_ops)
 }
 
 /// `ftrace_process_locs()`: checks the call-site list `[start, end)` of
@@ -918,17 +897,12 @@ pub(crate) unsafe extern "C" fn rftrace_stat(
 /// `__ftrace_replace_code()`: update one record and its text, the generic
 /// way. Returns 0 or -errno; the caller reports a failure with
 /// `ftrace_bug()`.
-///
-/// # Safety
-///
-/// `rec` is a record of the table and the caller holds `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_replace_one(
+pub(crate) extern "C" fn rftrace_replace_one(
     rec: *mut bindings::dyn_ftrace,
     enable: bool,
 ) -> c_int {
-    // SAFETY: the same contract.
-    unsafe { with_rec(rec, einval(), |rec| karch::replace_one(rec, enable)) }
+    with_rec(rec, einval(), |rec| karch::replace_one(rec, enable))
 }
 
 /// `ftrace_replace_code()`: check every change, then write them (x86: in
@@ -946,36 +920,21 @@ pub(crate) extern "C" fn rftrace_replace_code(enable: bool, may_sleep: bool) {
 }
 
 /// `ftrace_make_call()`.
-///
-/// # Safety
-///
-/// `rec` is a record of the table and the caller holds `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_make_call(
-    rec: *mut bindings::dyn_ftrace,
-    addr: c_ulong,
-) -> c_int {
-    // SAFETY: the same contract.
-    unsafe { with_rec(rec, einval(), |rec| karch::make_call(rec, word(addr))) }
+pub(crate) extern "C" fn rftrace_make_call(rec: *mut bindings::dyn_ftrace, addr: c_ulong) -> c_int {
+    with_rec(rec, einval(), |rec| karch::make_call(rec, word(addr)))
 }
 
 /// `ftrace_modify_call()`.
-///
-/// # Safety
-///
-/// `rec` is a record of the table and the caller holds `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_modify_call(
+pub(crate) extern "C" fn rftrace_modify_call(
     rec: *mut bindings::dyn_ftrace,
     old: c_ulong,
     new: c_ulong,
 ) -> c_int {
-    // SAFETY: the same contract.
-    unsafe {
-        with_rec(rec, einval(), |rec| {
-            karch::modify_call(rec, word(old), word(new))
-        })
-    }
+    with_rec(rec, einval(), |rec| {
+        karch::modify_call(rec, word(old), word(new))
+    })
 }
 
 /// `ftrace_make_nop()`, or with `init` the first conversion of a site
@@ -984,8 +943,7 @@ pub(crate) unsafe extern "C" fn rftrace_modify_call(
 ///
 /// # Safety
 ///
-/// `rec` is a record of the table, `module` is null or the module of the
-/// record, alive during the call, and the caller holds `ftrace_lock`.
+/// `module` is null or the module of the record, alive during the call.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rftrace_make_nop(
     module: *mut bindings::module,
@@ -993,15 +951,12 @@ pub(crate) unsafe extern "C" fn rftrace_make_nop(
     addr: c_ulong,
     init: bool,
 ) -> c_int {
-    // SAFETY: the same contract.
-    unsafe {
-        with_rec(rec, einval(), |rec| {
-            // SAFETY: `module` is null or alive during the call (function
-            // contract).
-            let module = Module::from_raw(module);
-            karch::make_nop(module, rec, word(addr), init)
-        })
-    }
+    with_rec(rec, einval(), |rec| {
+        // SAFETY: `module` is null or alive during the call (function
+        // contract).
+        let module = unsafe { Module::from_raw(module) };
+        karch::make_nop(module, rec, word(addr), init)
+    })
 }
 
 /// `ftrace_update_code()`'s loop: every record of the new groups from
@@ -1040,19 +995,13 @@ pub(crate) unsafe extern "C" fn rftrace_init_nops(
 
 /// Re-points the callback call at `ip` in an ftrace trampoline to the C
 /// function `func` (never a jump, whatever bit 0 of `func`); 0 or -errno.
-///
-/// # Safety
-///
-/// `ip` is the callback call of an ftrace trampoline (or of the shared
-/// callers), and the caller holds `text_mutex`.
+/// The caller holds `text_mutex`; an `ip` outside the trampolines, or one
+/// that holds no call, is refused.
 #[cfg(CONFIG_X86_64)]
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_update_call(ip: c_ulong, func: c_ulong) -> c_int {
-    TextLocked::held(|text| {
-        // SAFETY: `ip` is a trampoline's callback call (function contract).
-        unsafe { x86::update_callback_call(text, word(ip), word(func)) }
-    })
-    .unwrap_or_else(einval)
+pub(crate) extern "C" fn rftrace_update_call(ip: c_ulong, func: c_ulong) -> c_int {
+    TextLocked::held(|text| x86::update_callback_call(text, word(ip), word(func)))
+        .unwrap_or_else(einval)
 }
 
 /// Arch post-process: make the writes queued by the single-site hooks

@@ -24,7 +24,10 @@ mod tests {
             Ops,
             Rec, //
         },
-        kside::lock::FtraceLockGuard,
+        kside::lock::{
+            FtraceLockGuard,
+            FtraceLocked, //
+        },
         rfcore::{
             account::AccountError,
             flags::{
@@ -41,6 +44,23 @@ mod tests {
 
     /// The 13 flag bits above the reference count.
     const FLAG_BITS: u32 = 13;
+
+    /// Runs `f` on the first record of the live table with its flags word
+    /// set to `flags`, and puts the word back after: the kernel's entry
+    /// points take only records of the table. Under ftrace_lock nobody
+    /// else reads or writes the word, and `f` must not touch the site.
+    fn with_table_record<R>(
+        lock: &FtraceLocked,
+        flags: u64,
+        f: impl FnOnce(Rec<'_>) -> R,
+    ) -> Option<R> {
+        let rec = crate::kside::records::Cursor::first(lock)?.rec();
+        let saved = rec.flags();
+        rec.set_flags(RecFlags::from_raw(flags));
+        let answer = f(rec);
+        rec.set_flags(saved);
+        Some(answer)
+    }
 
     #[test]
     fn rust_and_c_decide_alike_for_every_state() {
@@ -166,27 +186,54 @@ mod tests {
     #[test]
     fn update_and_test_record_go_through_rust() {
         let before = crate::STATS.checks.load(Relaxed);
-        let mut rec = bindings::dyn_ftrace {
-            ip: 0,
-            flags: 1,
-            ..Default::default()
-        };
         // The kernel calls these under ftrace_lock (and the Rust entry
-        // asserts it with lockdep).
-        let _lock = FtraceLockGuard::lock();
-        // SAFETY: a private record on the stack; the kernel function only
-        // reads and writes its flags.
-        let verdict = unsafe { bindings::ftrace_test_record(&mut rec, true) };
-        assert_eq!(verdict, bindings::FTRACE_UPDATE_MAKE_CALL as c_int);
-        assert_eq!(rec.flags, 1);
-        // SAFETY: as above.
-        let verdict = unsafe { bindings::ftrace_update_record(&mut rec, true) };
-        assert_eq!(verdict, bindings::FTRACE_UPDATE_MAKE_CALL as c_int);
+        // checks it).
+        let lock = FtraceLockGuard::lock();
+        let flags = with_table_record(&lock, 1, |rec| {
+            // SAFETY: a record of the table, under ftrace_lock; the kernel
+            // function only reads and writes its flags.
+            let verdict = unsafe { bindings::ftrace_test_record(rec.as_ptr(), true) };
+            assert_eq!(verdict, bindings::FTRACE_UPDATE_MAKE_CALL as c_int);
+            assert_eq!(rec.flags().raw(), 1);
+            // SAFETY: as above.
+            let verdict = unsafe { bindings::ftrace_update_record(rec.as_ptr(), true) };
+            assert_eq!(verdict, bindings::FTRACE_UPDATE_MAKE_CALL as c_int);
+            rec.flags().raw()
+        });
+        drop(lock);
         let want =
             u64::from(bindings::FTRACE_FL_ENABLED) | u64::from(bindings::FTRACE_FL_TOUCHED) | 1;
-        assert_eq!(crate::kside::env::word(rec.flags), want);
+        assert_eq!(flags, Some(want));
         // At least ours (nothing else should be updating records at boot).
         assert!(crate::STATS.checks.load(Relaxed) - before >= 2);
+    }
+
+    #[test]
+    fn records_from_c_are_looked_up_first() {
+        use crate::kside::records::{
+            find,
+            Cursor, //
+        };
+        let lock = FtraceLockGuard::lock();
+        let mut found = 0u32;
+        let mut at = Cursor::first(&lock);
+        while let Some(c) = at {
+            let rec = c.rec().as_ptr();
+            // Every record of the table is found, as itself...
+            if find(rec, &lock).map(|r| r.as_ptr()) == Some(rec) {
+                found += 1;
+            }
+            // ...and a pointer into the middle of one is not.
+            assert!(find(rec.cast::<u8>().wrapping_add(1).cast(), &lock).is_none());
+            at = c.next();
+        }
+        // Nor a record that is not in the table.
+        let mut stray = bindings::dyn_ftrace::default();
+        assert!(find(&mut stray, &lock).is_none());
+        assert!(find(core::ptr::null(), &lock).is_none());
+        drop(lock);
+        // The core kernel has more records than that.
+        assert!(found > 10_000);
     }
 
     #[test]
@@ -225,13 +272,14 @@ mod tests {
                             differ += 1;
                         }
                     }
-                    // The kernel's entry point reaches Rust.
-                    // SAFETY: a private record, under ftrace_lock.
-                    let via_c = unsafe { bindings::ftrace_get_addr_new(rec.as_ptr()) };
-                    assert_eq!(
-                        crate::kside::env::word(via_c),
-                        crate::kside::env::select_addr(rec, true)
-                    );
+                    // The kernel's entry point reaches Rust (for a record
+                    // of the table in the same state).
+                    let same = with_table_record(&lock, rec.flags().raw(), |rec| {
+                        // SAFETY: a record of the table, under ftrace_lock.
+                        let via_c = unsafe { bindings::ftrace_get_addr_new(rec.as_ptr()) };
+                        crate::kside::env::word(via_c) == crate::kside::env::select_addr(rec, true)
+                    });
+                    assert_eq!(same, Some(true));
                 }
             }
         }
@@ -598,6 +646,17 @@ mod tests {
 /// the hooks refuse it before any write.
 #[cfg(CONFIG_X86_64)]
 fn wrong_bytes_are_refused() {
+    use crate::{
+        karch::{
+            make_call,
+            make_nop, //
+        },
+        kside::env::{
+            word,
+            Module,
+            Rec, //
+        }, //
+    };
     use kernel::{
         bindings,
         sync::atomic::Relaxed, //
@@ -613,19 +672,20 @@ fn wrong_bytes_are_refused() {
     };
     let target = ip + 0x1000;
     let failures = crate::STATS.failures.load(Relaxed);
-    let _lock = crate::kside::lock::FtraceLockGuard::lock();
+    let lock = crate::kside::lock::FtraceLockGuard::lock();
     // The Rust hook reads the site, finds no NOP and refuses, before
     // any write is attempted.
-    // SAFETY: a private record, under ftrace_lock.
-    let ret = unsafe { crate::kside::entry::rftrace_make_call(&mut rec, target) };
+    let ret = make_call(Rec::from_mut(&mut rec, &lock), word(target));
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert_eq!(site, [0xcc, 0x90, 0x90, 0x90, 0x90]);
     assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
     // The same for making a NOP out of a call that is not there.
-    // SAFETY: as above.
-    let ret = unsafe {
-        crate::kside::entry::rftrace_make_nop(core::ptr::null_mut(), &mut rec, target, false)
-    };
+    let ret = make_nop(
+        Module::core_kernel(),
+        Rec::from_mut(&mut rec, &lock),
+        word(target),
+        false,
+    );
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert_eq!(site, [0xcc, 0x90, 0x90, 0x90, 0x90]);
 }
@@ -635,7 +695,18 @@ fn wrong_bytes_are_refused() {
 /// included.
 #[cfg(CONFIG_ARM64)]
 fn wrong_bytes_are_refused() {
-    use crate::rfcore::arm64::MOV_X9_LR;
+    use crate::{
+        karch::{
+            make_call,
+            make_nop, //
+        },
+        kside::env::{
+            word,
+            Module,
+            Rec, //
+        },
+        rfcore::arm64::MOV_X9_LR, //
+    };
     use kernel::{
         bindings,
         sync::atomic::Relaxed, //
@@ -661,7 +732,7 @@ fn wrong_bytes_are_refused() {
     };
     let target = ip + 0x1000;
     let failures = crate::STATS.failures.load(Relaxed);
-    let _lock = crate::kside::lock::FtraceLockGuard::lock();
+    let lock = crate::kside::lock::FtraceLockGuard::lock();
     let unchanged = |s: &FakeSite| {
         // SAFETY: reads of our own stack object.
         unsafe {
@@ -670,15 +741,16 @@ fn wrong_bytes_are_refused() {
                 && core::ptr::read_volatile(&s.slot) == BRK
         }
     };
-    // SAFETY: a private record; the hook reads the fake site and refuses.
-    let ret = unsafe { crate::kside::entry::rftrace_make_call(&mut rec, target) };
+    let ret = make_call(Rec::from_mut(&mut rec, &lock), word(target));
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert!(unchanged(&site));
     assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
-    // SAFETY: as above.
-    let ret = unsafe {
-        crate::kside::entry::rftrace_make_nop(core::ptr::null_mut(), &mut rec, target, false)
-    };
+    let ret = make_nop(
+        Module::core_kernel(),
+        Rec::from_mut(&mut rec, &lock),
+        word(target),
+        false,
+    );
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert!(unchanged(&site));
 }
@@ -691,8 +763,15 @@ fn wrong_bytes_are_refused() {
 fn wrong_bytes_are_refused() {
     use crate::{
         karch::{
+            make_call,
+            make_nop,
             KernelArch,
             Native, //
+        },
+        kside::env::{
+            word,
+            Module,
+            Rec, //
         },
         rfcore::{
             flags::RecFlags,
@@ -781,16 +860,17 @@ fn wrong_bytes_are_refused() {
             })
         );
     }
-    // SAFETY: a private record; the hook reads the fake site and refuses.
-    let ret = unsafe { crate::kside::entry::rftrace_make_call(&mut rec, target) };
+    let ret = make_call(Rec::from_mut(&mut rec, &lock), word(target));
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert!(unchanged(auipc, EBREAK));
     assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
     // Nor is it the `jalr` an enabled record's call is removed from.
-    // SAFETY: as above.
-    let ret = unsafe {
-        crate::kside::entry::rftrace_make_nop(core::ptr::null_mut(), &mut rec, target, false)
-    };
+    let ret = make_nop(
+        Module::core_kernel(),
+        Rec::from_mut(&mut rec, &lock),
+        word(target),
+        false,
+    );
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert!(unchanged(auipc, EBREAK));
     // The slot is right but the fixed `auipc` is missing: refused before
@@ -806,8 +886,7 @@ fn wrong_bytes_are_refused() {
             })
         );
     }
-    // SAFETY: as above.
-    let ret = unsafe { crate::kside::entry::rftrace_make_call(&mut rec, target) };
+    let ret = make_call(Rec::from_mut(&mut rec, &lock), word(target));
     assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
     assert!(unchanged(NOP, NOP));
 }

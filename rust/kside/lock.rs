@@ -19,7 +19,7 @@
 //! outlive the lock that made it valid.
 //!
 //! A leaf module with `unsafe` code: the C calls that take, release and
-//! ask about the mutexes.
+//! ask about the mutexes, made in one place for all three.
 
 use core::{
     cell::UnsafeCell,
@@ -28,23 +28,32 @@ use core::{
 
 use kernel::bindings;
 
-/// A kernel mutex the core proves held.
-pub(crate) trait CMutex {
+/// A C function that asks whether the current task owns a mutex.
+pub(crate) type OwnerFn = unsafe extern "C" fn() -> bool;
+/// A C function that takes or releases a mutex.
+pub(crate) type LockFn = unsafe extern "C" fn();
+
+/// A kernel mutex the core proves held and may take: the C functions that
+/// ask about it, take it and release it. Implementations are only data.
+///
+/// # Safety
+///
+/// `MINE` says whether the current task owns the mutex; `LOCK` takes it
+/// (and may sleep); `UNLOCK` releases it when the current task took it
+/// with `LOCK`. None needs anything else of its caller.
+pub(crate) unsafe trait CMutex {
     /// Whether the current task holds the mutex (its owner is this task).
-    fn mine() -> bool;
-}
+    const MINE: OwnerFn;
+    /// Takes the mutex. Only [`Guard::lock()`] calls it.
+    const LOCK: LockFn;
+    /// Releases the mutex. Only a [`Guard`]'s drop calls it.
+    const UNLOCK: LockFn;
 
-/// A [`CMutex`] the core also takes itself, through a [`Guard`].
-pub(crate) trait CMutexLock: CMutex {
-    /// Takes the mutex (may sleep). Only [`Guard::lock()`] calls it.
-    fn lock();
-
-    /// Releases the mutex.
-    ///
-    /// # Safety
-    ///
-    /// The current task took it with [`CMutexLock::lock()`].
-    unsafe fn unlock();
+    /// Whether the current task holds the mutex.
+    fn mine() -> bool {
+        // SAFETY: asks about a mutex; no precondition (trait contract).
+        unsafe { (Self::MINE)() }
+    }
 }
 
 /// Proof that the current task holds the mutex `M`.
@@ -85,14 +94,17 @@ impl<M: CMutex> Locked<M> {
 ///
 /// The current task took `M` when the guard was made and holds it until
 /// the guard is dropped.
-pub(crate) struct Guard<M: CMutexLock> {
+pub(crate) struct Guard<M: CMutex> {
     token: Locked<M>,
 }
 
-impl<M: CMutexLock> Guard<M> {
+impl<M: CMutex> Guard<M> {
     /// Takes the mutex (may sleep).
     pub(crate) fn lock() -> Self {
-        M::lock();
+        // SAFETY: takes the mutex; only sleeping is asked of the caller
+        // (trait contract), and the core takes these mutexes from process
+        // context.
+        unsafe { (M::LOCK)() };
         // INVARIANT: just taken.
         Guard {
             token: Locked {
@@ -102,7 +114,7 @@ impl<M: CMutexLock> Guard<M> {
     }
 }
 
-impl<M: CMutexLock> core::ops::Deref for Guard<M> {
+impl<M: CMutex> core::ops::Deref for Guard<M> {
     type Target = Locked<M>;
 
     fn deref(&self) -> &Locked<M> {
@@ -111,35 +123,24 @@ impl<M: CMutexLock> core::ops::Deref for Guard<M> {
     }
 }
 
-impl<M: CMutexLock> Drop for Guard<M> {
+impl<M: CMutex> Drop for Guard<M> {
     fn drop(&mut self) {
-        // SAFETY: the guard took the mutex (type invariants), and every
-        // handle borrowing its token is gone, since they borrow `self`.
-        unsafe { M::unlock() };
+        // SAFETY: the guard took the mutex with `LOCK` (type invariants),
+        // and every handle borrowing its token is gone, since they borrow
+        // `self`.
+        unsafe { (M::UNLOCK)() };
     }
 }
 
 /// `ftrace_lock`: records, the ops list, the record table's writers.
 pub(crate) enum FtraceMutex {}
 
-impl CMutex for FtraceMutex {
-    fn mine() -> bool {
-        // SAFETY: reads the owner of a static mutex; no precondition.
-        unsafe { bindings::rftrace_shim_ftrace_lock_mine() }
-    }
-}
-
-impl CMutexLock for FtraceMutex {
-    fn lock() {
-        // SAFETY: a plain mutex_lock() of a static mutex, from process
-        // context.
-        unsafe { bindings::rftrace_shim_ftrace_lock() };
-    }
-
-    unsafe fn unlock() {
-        // SAFETY: taken by this task (the function's contract).
-        unsafe { bindings::rftrace_shim_ftrace_unlock() };
-    }
+// SAFETY: the shim's functions for `ftrace_lock`: the owner question,
+// mutex_lock() and mutex_unlock().
+unsafe impl CMutex for FtraceMutex {
+    const MINE: OwnerFn = bindings::rftrace_shim_ftrace_lock_mine;
+    const LOCK: LockFn = bindings::rftrace_shim_ftrace_lock;
+    const UNLOCK: LockFn = bindings::rftrace_shim_ftrace_unlock;
 }
 
 /// Proof that the current task holds `ftrace_lock`.
@@ -152,27 +153,12 @@ pub(crate) type FtraceLockGuard = Guard<FtraceMutex>;
 #[cfg_attr(CONFIG_ARM64, allow(dead_code))]
 pub(crate) enum TextMutex {}
 
-impl CMutex for TextMutex {
-    fn mine() -> bool {
-        // SAFETY: reads the owner of a static mutex; no precondition.
-        unsafe { bindings::rftrace_shim_text_lock_mine() }
-    }
-}
-
-/// riscv64 takes `text_mutex` for a site's first stores, the one change
-/// made without its caller holding it.
-#[cfg(CONFIG_RISCV)]
-impl CMutexLock for TextMutex {
-    fn lock() {
-        // SAFETY: a plain mutex_lock() of a static mutex, from process
-        // context.
-        unsafe { bindings::rftrace_shim_text_lock() };
-    }
-
-    unsafe fn unlock() {
-        // SAFETY: taken by this task (the function's contract).
-        unsafe { bindings::rftrace_shim_text_unlock() };
-    }
+// SAFETY: the shim's functions for `text_mutex`: the owner question,
+// mutex_lock() and mutex_unlock().
+unsafe impl CMutex for TextMutex {
+    const MINE: OwnerFn = bindings::rftrace_shim_text_lock_mine;
+    const LOCK: LockFn = bindings::rftrace_shim_text_lock;
+    const UNLOCK: LockFn = bindings::rftrace_shim_text_unlock;
 }
 
 /// Proof that the current task holds `text_mutex`.
@@ -186,26 +172,13 @@ pub(crate) type TextLockGuard = Guard<TextMutex>;
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 pub(crate) enum DirectMutex {}
 
+// SAFETY: the functions for `direct_mutex`: the owner question, and
+// mutex_lock() and mutex_unlock() (taken before `ftrace_lock`, as in 7.2).
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-impl CMutex for DirectMutex {
-    fn mine() -> bool {
-        // SAFETY: reads the owner of a static mutex; no precondition.
-        unsafe { bindings::ftrace_c_direct_lock_mine() }
-    }
-}
-
-#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-impl CMutexLock for DirectMutex {
-    fn lock() {
-        // SAFETY: a plain mutex_lock() of a static mutex from process
-        // context (before `ftrace_lock`, as in 7.2).
-        unsafe { bindings::ftrace_c_direct_lock(true) };
-    }
-
-    unsafe fn unlock() {
-        // SAFETY: taken by this task (the function's contract).
-        unsafe { bindings::ftrace_c_direct_lock(false) };
-    }
+unsafe impl CMutex for DirectMutex {
+    const MINE: OwnerFn = bindings::ftrace_c_direct_lock_mine;
+    const LOCK: LockFn = bindings::rftrace_shim_direct_lock;
+    const UNLOCK: LockFn = bindings::rftrace_shim_direct_unlock;
 }
 
 /// Proof that the current task holds `direct_mutex`.

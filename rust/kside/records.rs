@@ -194,6 +194,19 @@ impl<'a> Group<'a> {
         self.page().records.wrapping_add(i)
     }
 
+    /// Record `i` as a handle under `lock`, or `None` if `i` is not below
+    /// `len` or the group's capacity.
+    pub(crate) fn handle<'l>(self, len: usize, i: usize, lock: &'l FtraceLocked) -> Option<Rec<'l>>
+    where
+        'a: 'l,
+    {
+        let rec = self.rec(len, i);
+        // SAFETY: `rec()` gives null or record `i` of this group, below its
+        // capacity, live for `'a`, which outlasts `'l` (type invariants);
+        // its writers hold ftrace_lock, which `lock` proves held for `'l`.
+        unsafe { Rec::from_raw(rec, lock) }
+    }
+
     /// The first `len` records (no more than the group holds), as handles
     /// under `lock`: for the update pass and the boot's conversion.
     pub(crate) fn handles<'l>(
@@ -204,15 +217,8 @@ impl<'a> Group<'a> {
     where
         'a: 'l,
     {
-        // The bounds and the base are computed once: this is the boot's
-        // hot loop.
-        let base = self.page().records;
-        (0..len.min(self.capacity())).filter_map(move |i| {
-            // SAFETY: below the group's capacity, so a record of this group,
-            // live for `'a`, which outlasts `'l` (type invariants); its
-            // writers hold ftrace_lock, which `lock` proves held for `'l`.
-            unsafe { Rec::from_raw(base.wrapping_add(i), lock) }
-        })
+        let len = len.min(self.capacity());
+        (0..len).filter_map(move |i| self.handle(len, i, lock))
     }
 
     /// The address of record `i` (`u64::MAX` if `i` is not below `len`),
@@ -280,12 +286,11 @@ impl<'a> Group<'a> {
 ///
 /// # Invariants
 ///
-/// `base` is the first record of `group`, `i < len`, `len` is no more
-/// than the group holds, and `rec` is record `i`.
+/// `i < len`, `len` is no more than the group holds, and `rec` is record
+/// `i` of `group`.
 #[derive(Clone, Copy)]
 pub(crate) struct Cursor<'l> {
     group: Group<'l>,
-    base: *mut bindings::dyn_ftrace,
     len: usize,
     i: usize,
     rec: Rec<'l>,
@@ -301,7 +306,7 @@ impl<'l> Cursor<'l> {
     pub(crate) fn next(self) -> Option<Self> {
         let lock = self.rec.lock();
         match self.i.checked_add(1) {
-            Some(i) if i < self.len => Self::make(self.group, self.base, self.len, i, lock),
+            Some(i) if i < self.len => Self::make(self.group, self.len, i, lock),
             _ => Self::at(self.group.following()?, 0, lock),
         }
     }
@@ -318,33 +323,18 @@ impl<'l> Cursor<'l> {
         loop {
             let len = group.len().min(group.capacity());
             if i < len {
-                return Self::make(group, group.page().records, len, i, lock);
+                return Self::make(group, len, i, lock);
             }
             group = group.following()?;
             i = 0;
         }
     }
 
-    fn make(
-        group: Group<'l>,
-        base: *mut bindings::dyn_ftrace,
-        len: usize,
-        i: usize,
-        lock: &'l FtraceLocked,
-    ) -> Option<Self> {
-        // SAFETY: `i` is below the group's length and capacity (callers),
-        // so a record of this group, live while ftrace_lock is held (the
-        // group was reached from the table under `lock`); its writers hold
-        // ftrace_lock, which `lock` proves.
-        let rec = unsafe { Rec::from_raw(base.wrapping_add(i), lock) }?;
-        // INVARIANT: as the callers checked.
-        Some(Cursor {
-            group,
-            base,
-            len,
-            i,
-            rec,
-        })
+    fn make(group: Group<'l>, len: usize, i: usize, lock: &'l FtraceLocked) -> Option<Self> {
+        let rec = group.handle(len, i, lock)?;
+        // INVARIANT: `handle()` checked `i` against `len` and the group's
+        // capacity; `len` is no more than the group holds (callers).
+        Some(Cursor { group, len, i, rec })
     }
 }
 
@@ -403,6 +393,26 @@ pub(crate) fn table_first<K: KeepsGroups>(_keep: &K) -> Option<Group<'_>> {
     // SAFETY: `ftrace_c_pages_start()` reads the head of the table; its
     // groups stay live while `_keep` is borrowed (`KeepsGroups`).
     unsafe { Group::from_raw(from_c(bindings::ftrace_c_pages_start())) }
+}
+
+/// The record `ptr` points to, if it is one of the live table: a pointer
+/// from C is compared with the groups' bounds before anything is read
+/// through it, so a stray or misaligned one is refused, never used.
+pub(crate) fn find(ptr: *const bindings::dyn_ftrace, lock: &FtraceLocked) -> Option<Rec<'_>> {
+    let size = core::mem::size_of::<bindings::dyn_ftrace>();
+    let mut group = table_first(lock);
+    while let Some(g) = group {
+        // Below the group's first record, the offset wraps to a huge one,
+        // which no group holds.
+        let offset = (ptr as usize).wrapping_sub(g.page().records as usize);
+        if offset % size == 0 {
+            if let Some(rec) = g.handle(g.len(), offset / size, lock) {
+                return Some(rec);
+            }
+        }
+        group = g.following();
+    }
+    None
 }
 
 /// The first record of the live table touching `[start, end]`, or null.
