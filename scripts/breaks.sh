@@ -15,7 +15,7 @@
 #                  pass within BREAK_TIMEOUT seconds, default 600)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
@@ -156,6 +156,12 @@ break_def() { # NAME
 		BREAK_PERL='s/(arch\.check\(&change\)\?;\n\s+)arch\.write\(&change\)\n/${1}Ok(())\n/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;
+	record-pointer-trusted)
+		BREAK_WHAT="a record pointer from C is taken as a record if it lies in a group, aligned or not"
+		BREAK_FILE=rust/kside/records.rs
+		BREAK_PERL='s/        if offset % size == 0 \{\n/        if offset % size == 0 || size > 0 {\n/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=kunit:records_from_c_are_looked_up_first ;;
 	*) return 1 ;;
 	esac
 }
