@@ -188,22 +188,23 @@ mod tests {
         let before = crate::STATS.checks.load(Relaxed);
         // The kernel calls these under ftrace_lock (and the Rust entry
         // checks it).
+        // Nothing is asserted while the lock is held: a failed assertion
+        // ends the test without unwinding, and the lock would stay taken.
         let lock = FtraceLockGuard::lock();
-        let flags = with_table_record(&lock, 1, |rec| {
+        let seen = with_table_record(&lock, 1, |rec| {
             // SAFETY: a record of the table, under ftrace_lock; the kernel
             // function only reads and writes its flags.
-            let verdict = unsafe { bindings::ftrace_test_record(rec.as_ptr(), true) };
-            assert_eq!(verdict, bindings::FTRACE_UPDATE_MAKE_CALL as c_int);
-            assert_eq!(rec.flags().raw(), 1);
+            let tested = unsafe { bindings::ftrace_test_record(rec.as_ptr(), true) };
+            let untouched = rec.flags().raw();
             // SAFETY: as above.
-            let verdict = unsafe { bindings::ftrace_update_record(rec.as_ptr(), true) };
-            assert_eq!(verdict, bindings::FTRACE_UPDATE_MAKE_CALL as c_int);
-            rec.flags().raw()
+            let updated = unsafe { bindings::ftrace_update_record(rec.as_ptr(), true) };
+            (tested, untouched, updated, rec.flags().raw())
         });
         drop(lock);
+        let make_call = bindings::FTRACE_UPDATE_MAKE_CALL as c_int;
         let want =
             u64::from(bindings::FTRACE_FL_ENABLED) | u64::from(bindings::FTRACE_FL_TOUCHED) | 1;
-        assert_eq!(flags, Some(want));
+        assert_eq!(seen, Some((make_call, 1, make_call, want)));
         // At least ours (nothing else should be updating records at boot).
         assert!(crate::STATS.checks.load(Relaxed) - before >= 2);
     }
@@ -214,8 +215,9 @@ mod tests {
             find,
             Cursor, //
         };
+        // Counted under the lock, asserted after it (see above).
         let lock = FtraceLockGuard::lock();
-        let mut found = 0u32;
+        let (mut found, mut inside) = (0u32, 0u32);
         let mut at = Cursor::first(&lock);
         while let Some(c) = at {
             let rec = c.rec().as_ptr();
@@ -224,21 +226,27 @@ mod tests {
                 found += 1;
             }
             // ...and a pointer into the middle of one is not.
-            assert!(find(rec.cast::<u8>().wrapping_add(1).cast(), &lock).is_none());
+            if find(rec.cast::<u8>().wrapping_add(1).cast(), &lock).is_some() {
+                inside += 1;
+            }
             at = c.next();
         }
         // Nor a record that is not in the table.
         let mut stray = bindings::dyn_ftrace::default();
-        assert!(find(&mut stray, &lock).is_none());
-        assert!(find(core::ptr::null(), &lock).is_none());
+        let stray_found = find(&mut stray, &lock).is_some();
+        let null_found = find(core::ptr::null(), &lock).is_some();
         drop(lock);
         // The core kernel has more records than that.
         assert!(found > 10_000);
+        assert_eq!(inside, 0);
+        assert!(!stray_found);
+        assert!(!null_found);
     }
 
     #[test]
     fn wrong_bytes_are_refused_and_left_alone() {
-        super::wrong_bytes_are_refused();
+        // The line of the first check that failed, if any.
+        assert_eq!(super::wrong_bytes_are_refused(), None);
     }
 
     #[test]
@@ -255,6 +263,7 @@ mod tests {
         let selected = crate::STATS.selected.load(Relaxed);
         let mut checked = 0u32;
         let mut differ = 0u32;
+        let mut via_c_differ = 0u32;
         let lock = FtraceLockGuard::lock();
         for bits in [0, REGS, REGS_EN, REGS | REGS_EN] {
             for count in [0u64, 1, 2, REF_MAX] {
@@ -279,13 +288,16 @@ mod tests {
                         let via_c = unsafe { bindings::ftrace_get_addr_new(rec.as_ptr()) };
                         crate::kside::env::word(via_c) == crate::kside::env::select_addr(rec, true)
                     });
-                    assert_eq!(same, Some(true));
+                    if same != Some(true) {
+                        via_c_differ += 1;
+                    }
                 }
             }
         }
         drop(lock);
         assert_eq!(checked, 4 * 4 * 2 * 2);
         assert_eq!(differ, 0);
+        assert_eq!(via_c_differ, 0);
         assert!(crate::STATS.selected.load(Relaxed) - selected >= 4 * 4 * 2);
     }
 
@@ -642,10 +654,22 @@ mod tests {
     }
 }
 
+/// Notes the line of the first condition that does not hold, for checks
+/// made while a lock is held: a failed KUnit assertion ends the test
+/// without unwinding, so the lock would stay taken and the tests after it
+/// would hang.
+macro_rules! expect {
+    ($first:ident, $cond:expr) => {
+        if !($cond) && $first.is_none() {
+            $first = Some(line!());
+        }
+    };
+}
+
 /// x86: a fake call site that holds an INT3, not the NOP its record says:
 /// the hooks refuse it before any write.
 #[cfg(CONFIG_X86_64)]
-fn wrong_bytes_are_refused() {
+fn wrong_bytes_are_refused() -> Option<u32> {
     use crate::{
         karch::{
             make_call,
@@ -672,13 +696,15 @@ fn wrong_bytes_are_refused() {
     };
     let target = ip + 0x1000;
     let failures = crate::STATS.failures.load(Relaxed);
+    // Checked after the lock is dropped (`expect!`).
+    let mut bad = None;
     let lock = crate::kside::lock::FtraceLockGuard::lock();
     // The Rust hook reads the site, finds no NOP and refuses, before
     // any write is attempted.
     let ret = make_call(Rec::from_mut(&mut rec, &lock), word(target));
-    assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
-    assert_eq!(site, [0xcc, 0x90, 0x90, 0x90, 0x90]);
-    assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
+    expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
+    expect!(bad, site == [0xcc, 0x90, 0x90, 0x90, 0x90]);
+    expect!(bad, crate::STATS.failures.load(Relaxed) - failures == 1);
     // The same for making a NOP out of a call that is not there.
     let ret = make_nop(
         Module::core_kernel(),
@@ -686,15 +712,17 @@ fn wrong_bytes_are_refused() {
         word(target),
         false,
     );
-    assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
-    assert_eq!(site, [0xcc, 0x90, 0x90, 0x90, 0x90]);
+    expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
+    expect!(bad, site == [0xcc, 0x90, 0x90, 0x90, 0x90]);
+    drop(lock);
+    bad
 }
 
 /// arm64: a fake patch site (literal, `MOV X9, LR`, then a `BRK` where the
 /// record says `NOP`): the hooks refuse it before any store, the literal
 /// included.
 #[cfg(CONFIG_ARM64)]
-fn wrong_bytes_are_refused() {
+fn wrong_bytes_are_refused() -> Option<u32> {
     use crate::{
         karch::{
             make_call,
@@ -732,6 +760,8 @@ fn wrong_bytes_are_refused() {
     };
     let target = ip + 0x1000;
     let failures = crate::STATS.failures.load(Relaxed);
+    // Checked after the lock is dropped (`expect!`).
+    let mut bad = None;
     let lock = crate::kside::lock::FtraceLockGuard::lock();
     let unchanged = |s: &FakeSite| {
         // SAFETY: reads of our own stack object.
@@ -742,17 +772,19 @@ fn wrong_bytes_are_refused() {
         }
     };
     let ret = make_call(Rec::from_mut(&mut rec, &lock), word(target));
-    assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
-    assert!(unchanged(&site));
-    assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
+    expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
+    expect!(bad, unchanged(&site));
+    expect!(bad, crate::STATS.failures.load(Relaxed) - failures == 1);
     let ret = make_nop(
         Module::core_kernel(),
         Rec::from_mut(&mut rec, &lock),
         word(target),
         false,
     );
-    assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
-    assert!(unchanged(&site));
+    expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
+    expect!(bad, unchanged(&site));
+    drop(lock);
+    bad
 }
 
 /// riscv64: a fake patch site in kernel data (within the reach of the fixed
@@ -760,7 +792,7 @@ fn wrong_bytes_are_refused() {
 /// without its fixed `auipc`, the hooks refuse it before any store, the
 /// literal included.
 #[cfg(CONFIG_RISCV)]
-fn wrong_bytes_are_refused() {
+fn wrong_bytes_are_refused() -> Option<u32> {
     use crate::{
         karch::{
             make_call,
@@ -815,8 +847,12 @@ fn wrong_bytes_are_refused() {
     let caller = crate::kside::env::shared_caller(false);
     // Kernel data is within the reach of ftrace_caller.
     let auipc = fixed_auipc(ip as u64, caller);
-    assert!(auipc.is_ok());
+    if auipc.is_err() {
+        return Some(line!());
+    }
     let auipc = auipc.unwrap_or(NOP);
+    // Checked after the lock is dropped (`expect!`).
+    let mut bad = None;
     let failures = crate::STATS.failures.load(Relaxed);
     let lock = crate::kside::lock::FtraceLockGuard::lock();
     let target = crate::kside::env::c_word(caller);
@@ -850,20 +886,18 @@ fn wrong_bytes_are_refused() {
     };
     let arch = &mut Native::for_pass(&lock, false);
     let change = arch.plan(&facts, &decision);
-    assert!(change.is_ok());
+    expect!(bad, change.is_ok());
     if let Ok(change) = change {
-        assert_eq!(
-            arch.check(&change),
-            Err(Failure::Mismatch {
-                expected: Insn::word(NOP),
-                actual: Insn::word(EBREAK),
-            })
-        );
+        let want = Err(Failure::Mismatch {
+            expected: Insn::word(NOP),
+            actual: Insn::word(EBREAK),
+        });
+        expect!(bad, arch.check(&change) == want);
     }
     let ret = make_call(Rec::from_mut(&mut rec, &lock), word(target));
-    assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
-    assert!(unchanged(auipc, EBREAK));
-    assert_eq!(crate::STATS.failures.load(Relaxed) - failures, 1);
+    expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
+    expect!(bad, unchanged(auipc, EBREAK));
+    expect!(bad, crate::STATS.failures.load(Relaxed) - failures == 1);
     // Nor is it the `jalr` an enabled record's call is removed from.
     let ret = make_nop(
         Module::core_kernel(),
@@ -871,22 +905,22 @@ fn wrong_bytes_are_refused() {
         word(target),
         false,
     );
-    assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
-    assert!(unchanged(auipc, EBREAK));
+    expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
+    expect!(bad, unchanged(auipc, EBREAK));
     // The slot is right but the fixed `auipc` is missing: refused before
     // the literal store too.
     SITE.auipc.store(NOP, Relaxed);
     SITE.slot.store(NOP, Relaxed);
     if let Ok(change) = arch.plan(&facts, &decision) {
-        assert_eq!(
-            arch.check(&change),
-            Err(Failure::Mismatch {
-                expected: Insn::word(auipc),
-                actual: Insn::word(NOP),
-            })
-        );
+        let want = Err(Failure::Mismatch {
+            expected: Insn::word(auipc),
+            actual: Insn::word(NOP),
+        });
+        expect!(bad, arch.check(&change) == want);
     }
     let ret = make_call(Rec::from_mut(&mut rec, &lock), word(target));
-    assert_eq!(ret, kernel::error::code::EINVAL.to_errno());
-    assert!(unchanged(NOP, NOP));
+    expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
+    expect!(bad, unchanged(NOP, NOP));
+    drop(lock);
+    bad
 }
