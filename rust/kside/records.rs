@@ -131,6 +131,14 @@ pub(crate) fn geometry() -> Geometry {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Group<'a>(NonNull<FtracePage>, PhantomData<&'a FtracePage>);
 
+/// An index bound of one group.
+///
+/// # Invariants
+///
+/// Not above the capacity of the group that made it ([`Group::bound`]).
+#[derive(Clone, Copy)]
+struct Bound(usize);
+
 impl<'a> Group<'a> {
     /// # Safety
     ///
@@ -182,15 +190,26 @@ impl<'a> Group<'a> {
         bytes / core::mem::size_of::<bindings::dyn_ftrace>()
     }
 
+    /// `len`, or the group's capacity if that is smaller: a bound below
+    /// which every index is a record of the group.
+    fn bound(self, len: usize) -> Bound {
+        Bound(len.min(self.capacity()))
+    }
+
     /// Record `i`, or null if `i` is not below `len`.
     pub(crate) fn rec(self, len: usize, i: usize) -> *mut bindings::dyn_ftrace {
-        if i >= len || i >= self.capacity() {
+        self.rec_below(self.bound(len), i)
+    }
+
+    /// Record `i`, or null if `i` is not below `bound`.
+    fn rec_below(self, bound: Bound, i: usize) -> *mut bindings::dyn_ftrace {
+        if i >= bound.0 {
             return ptr::null_mut();
         }
-        // `i` is below the group's capacity, so the record is within the
-        // group's pages (and initialised: records are written before
-        // `index` covers them, and records beyond `index` keep the values
-        // they had).
+        // `i` is below the group's capacity (`Bound`), so the record is
+        // within the group's pages (and initialised: records are written
+        // before `index` covers them, and records beyond `index` keep the
+        // values they had).
         self.page().records.wrapping_add(i)
     }
 
@@ -200,15 +219,24 @@ impl<'a> Group<'a> {
     where
         'a: 'l,
     {
-        let rec = self.rec(len, i);
-        // SAFETY: `rec()` gives null or record `i` of this group, below its
-        // capacity, live for `'a`, which outlasts `'l` (type invariants);
-        // its writers hold ftrace_lock, which `lock` proves held for `'l`.
+        self.handle_below(self.bound(len), i, lock)
+    }
+
+    fn handle_below<'l>(self, bound: Bound, i: usize, lock: &'l FtraceLocked) -> Option<Rec<'l>>
+    where
+        'a: 'l,
+    {
+        let rec = self.rec_below(bound, i);
+        // SAFETY: `rec_below()` gives null or record `i` of this group,
+        // below its capacity, live for `'a`, which outlasts `'l` (type
+        // invariants); its writers hold ftrace_lock, which `lock` proves
+        // held for `'l`.
         unsafe { Rec::from_raw(rec, lock) }
     }
 
     /// The first `len` records (no more than the group holds), as handles
-    /// under `lock`: for the update pass and the boot's conversion.
+    /// under `lock`: for the update pass and the boot's conversion. The
+    /// group's capacity is read once, not per record (the boot's hot loop).
     pub(crate) fn handles<'l>(
         self,
         len: usize,
@@ -217,8 +245,8 @@ impl<'a> Group<'a> {
     where
         'a: 'l,
     {
-        let len = len.min(self.capacity());
-        (0..len).filter_map(move |i| self.handle(len, i, lock))
+        let bound = self.bound(len);
+        (0..bound.0).filter_map(move |i| self.handle_below(bound, i, lock))
     }
 
     /// The address of record `i` (`u64::MAX` if `i` is not below `len`),
