@@ -314,12 +314,12 @@ impl<'a> Group<'a> {
 ///
 /// # Invariants
 ///
-/// `i < len`, `len` is no more than the group holds, and `rec` is record
-/// `i` of `group`.
+/// `i < len`, `len` is a [`Bound`] of `group` (no more than it holds),
+/// and `rec` is record `i` of `group`.
 #[derive(Clone, Copy)]
 pub(crate) struct Cursor<'l> {
     group: Group<'l>,
-    len: usize,
+    len: Bound,
     i: usize,
     rec: Rec<'l>,
 }
@@ -334,7 +334,7 @@ impl<'l> Cursor<'l> {
     pub(crate) fn next(self) -> Option<Self> {
         let lock = self.rec.lock();
         match self.i.checked_add(1) {
-            Some(i) if i < self.len => Self::make(self.group, self.len, i, lock),
+            Some(i) if i < self.len.0 => Self::make(self.group, self.len, i, lock),
             _ => Self::at(self.group.following()?, 0, lock),
         }
     }
@@ -349,8 +349,8 @@ impl<'l> Cursor<'l> {
     fn at(mut group: Group<'l>, i: usize, lock: &'l FtraceLocked) -> Option<Self> {
         let mut i = i;
         loop {
-            let len = group.len().min(group.capacity());
-            if i < len {
+            let len = group.bound(group.len());
+            if i < len.0 {
                 return Self::make(group, len, i, lock);
             }
             group = group.following()?;
@@ -358,10 +358,12 @@ impl<'l> Cursor<'l> {
         }
     }
 
-    fn make(group: Group<'l>, len: usize, i: usize, lock: &'l FtraceLocked) -> Option<Self> {
-        let rec = group.handle(len, i, lock)?;
-        // INVARIANT: `handle()` checked `i` against `len` and the group's
-        // capacity; `len` is no more than the group holds (callers).
+    /// The capacity is not computed again per record: the update pass
+    /// walks every record of the table.
+    fn make(group: Group<'l>, len: Bound, i: usize, lock: &'l FtraceLocked) -> Option<Self> {
+        let rec = group.handle_below(len, i, lock)?;
+        // INVARIANT: `handle_below()` checked `i` against `len`, a bound of
+        // `group`.
         Some(Cursor { group, len, i, rec })
     }
 }
@@ -433,10 +435,15 @@ pub(crate) fn find(ptr: *const bindings::dyn_ftrace, lock: &FtraceLocked) -> Opt
         // Below the group's first record, the offset wraps to a huge one,
         // which no group holds.
         let offset = (ptr as usize).wrapping_sub(g.page().records as usize);
-        if offset % size == 0 {
-            if let Some(rec) = g.handle(g.len(), offset / size, lock) {
-                return Some(rec);
+        // Only the group whose pages hold `ptr` has its length read: this
+        // runs once per record the kernel accounts.
+        if offset / size < g.bound(usize::MAX).0 {
+            // Groups do not overlap: a misaligned pointer, or one past the
+            // group's records, is in no other group either.
+            if offset % size != 0 {
+                return None;
             }
+            return g.handle(g.len(), offset / size, lock);
         }
         group = g.following();
     }
