@@ -34,7 +34,7 @@ TOP_FIELDS = ("machine", "accelerator", "clock", "unit", "qemu", "qemu_args",
 
 def parse_log(path):
     out = {"ops": {}, "site": {}, "patch_all": [], "patch_1000": [], "register_1": [],
-           "filter_change": [], "boot": None,
+           "filter_change": [], "listing": [], "boot": None,
            "clock": None}
     with open(path, errors="replace") as f:
         for raw in f:
@@ -55,6 +55,8 @@ def parse_log(path):
                 out["site"][key] = rest.split(" ", 3)[3] if rest.count(" ") >= 3 else ""
             elif kind in PATCH_KINDS:
                 out[kind].append((int(kv["sites"]), int(kv["on_us"]), int(kv["off_us"])))
+            elif kind == "listing":
+                out["listing"].append((int(kv["enabled_us"]), int(kv["available_us"])))
             elif kind == "boot":
                 out["boot"] = rest
             elif kind == "clock":
@@ -248,6 +250,22 @@ def report(a):
                                for v in variants)
             print(f"| {kind} | {b['sites']} | {cells} | {fr(entry['ratio_on'])}, "
                   f"{fr(entry['ratio_off'])} |")
+    # Listings timed alone (runs made before the guest timed them have none).
+    listing = {}
+    for v in variants:
+        samples = [x for r in runs[v] for x in r.get("listing", [])]
+        if samples:
+            listing[v] = {"enabled_us": summary([x[0] for x in samples]),
+                          "available_us": summary([x[1] for x in samples])}
+    if listing:
+        result["listing_us"] = listing
+        print()
+        print(f"| listing, read whole with wc -l | " + " | ".join(f"{v} {pu} (median)" for v in variants) + " |")
+        print("|---|" + "---:|" * len(variants))
+        for key, what in (("enabled_us", "enabled_functions, function tracer on"),
+                          ("available_us", "available_filter_functions")):
+            cells = " | ".join(fmt(listing[v][key], 1000) if v in listing else "n/a" for v in variants)
+            print(f"| {what} | {cells} |")
     print()
     bu = "M instructions" if icount else "ms"
     print(f"| boot | records | pages | groups | bytes per record | conversion {bu} | "
