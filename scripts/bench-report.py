@@ -34,7 +34,7 @@ TOP_FIELDS = ("machine", "accelerator", "clock", "unit", "qemu", "qemu_args",
 
 def parse_log(path):
     out = {"ops": {}, "site": {}, "patch_all": [], "patch_1000": [], "register_1": [],
-           "filter_change": [], "listing": [], "boot": None,
+           "filter_change": [], "listing": [], "sysctl": [], "boot": None,
            "clock": None}
     with open(path, errors="replace") as f:
         for raw in f:
@@ -55,6 +55,8 @@ def parse_log(path):
                 out["site"][key] = rest.split(" ", 3)[3] if rest.count(" ") >= 3 else ""
             elif kind in PATCH_KINDS:
                 out[kind].append((int(kv["sites"]), int(kv["on_us"]), int(kv["off_us"])))
+            elif kind == "sysctl":
+                out["sysctl"].append((int(kv["off_us"]), int(kv["on_us"])))
             elif kind == "listing":
                 out["listing"].append((int(kv["enabled_us"]), int(kv["available_us"])))
             elif kind == "boot":
@@ -265,6 +267,21 @@ def report(a):
         for key, what in (("enabled_us", "enabled_functions, function tracer on"),
                           ("available_us", "available_filter_functions")):
             cells = " | ".join(fmt(listing[v][key], 1000) if v in listing else "n/a" for v in variants)
+            print(f"| {what} | {cells} |")
+    # The update pass nearly alone (the ftrace_enabled sysctl, tracer on).
+    sysctl = {}
+    for v in variants:
+        samples = [x for r in runs[v] for x in r.get("sysctl", [])]
+        if samples:
+            sysctl[v] = {"off_us": summary([x[0] for x in samples]),
+                         "on_us": summary([x[1] for x in samples])}
+    if sysctl:
+        result["sysctl_us"] = sysctl
+        print()
+        print(f"| ftrace_enabled, function tracer on | " + " | ".join(f"{v} {pu} (median)" for v in variants) + " |")
+        print("|---|" + "---:|" * len(variants))
+        for key, what in (("off_us", "0: every site to a NOP"), ("on_us", "1: every site back")):
+            cells = " | ".join(fmt(sysctl[v][key], 1000) if v in sysctl else "n/a" for v in variants)
             print(f"| {what} | {cells} |")
     print()
     bu = "M instructions" if icount else "ms"
