@@ -144,6 +144,17 @@ def run_files(d, variant, ext):
                   if pat.match(os.path.basename(p)))
 
 
+def alone_rows(runs, variants, kind, keys):
+    """{variant: {key: summary}} of the samples of `kind` (tuples in the
+    order of `keys`), for the variants that have any."""
+    table = {}
+    for v in variants:
+        samples = [x for r in runs[v] for x in r.get(kind, [])]
+        if samples:
+            table[v] = {key: summary([x[i] for x in samples]) for i, key in enumerate(keys)}
+    return table
+
+
 def fmt(x, scale=1.0, prec=1):
     if not x:
         return "n/a"
@@ -252,36 +263,24 @@ def report(a):
                                for v in variants)
             print(f"| {kind} | {b['sites']} | {cells} | {fr(entry['ratio_on'])}, "
                   f"{fr(entry['ratio_off'])} |")
-    # Listings timed alone (runs made before the guest timed them have none).
-    listing = {}
-    for v in variants:
-        samples = [x for r in runs[v] for x in r.get("listing", [])]
-        if samples:
-            listing[v] = {"enabled_us": summary([x[0] for x in samples]),
-                          "available_us": summary([x[1] for x in samples])}
-    if listing:
-        result["listing_us"] = listing
+    # Rows timed alone (runs made before the guest timed them have none):
+    # the listings, and the update pass nearly alone (the ftrace_enabled
+    # sysctl with the function tracer on).
+    for kind, title, rows in (
+            ("listing", "listing, read whole with wc -l",
+             (("enabled_us", "enabled_functions, function tracer on"),
+              ("available_us", "available_filter_functions"))),
+            ("sysctl", "ftrace_enabled, function tracer on",
+             (("off_us", "0: every site to a NOP"), ("on_us", "1: every site back")))):
+        table = alone_rows(runs, variants, kind, [key for key, _ in rows])
+        if not table:
+            continue
+        result[f"{kind}_us"] = table
         print()
-        print(f"| listing, read whole with wc -l | " + " | ".join(f"{v} {pu} (median)" for v in variants) + " |")
+        print(f"| {title} | " + " | ".join(f"{v} {pu} (median)" for v in variants) + " |")
         print("|---|" + "---:|" * len(variants))
-        for key, what in (("enabled_us", "enabled_functions, function tracer on"),
-                          ("available_us", "available_filter_functions")):
-            cells = " | ".join(fmt(listing[v][key], 1000) if v in listing else "n/a" for v in variants)
-            print(f"| {what} | {cells} |")
-    # The update pass nearly alone (the ftrace_enabled sysctl, tracer on).
-    sysctl = {}
-    for v in variants:
-        samples = [x for r in runs[v] for x in r.get("sysctl", [])]
-        if samples:
-            sysctl[v] = {"off_us": summary([x[0] for x in samples]),
-                         "on_us": summary([x[1] for x in samples])}
-    if sysctl:
-        result["sysctl_us"] = sysctl
-        print()
-        print(f"| ftrace_enabled, function tracer on | " + " | ".join(f"{v} {pu} (median)" for v in variants) + " |")
-        print("|---|" + "---:|" * len(variants))
-        for key, what in (("off_us", "0: every site to a NOP"), ("on_us", "1: every site back")):
-            cells = " | ".join(fmt(sysctl[v][key], 1000) if v in sysctl else "n/a" for v in variants)
+        for key, what in rows:
+            cells = " | ".join(fmt(table[v][key], 1000) if v in table else "n/a" for v in variants)
             print(f"| {what} | {cells} |")
     print()
     bu = "M instructions" if icount else "ms"
