@@ -289,13 +289,18 @@ impl<'a> Group<'a> {
         if to > from || end > self.capacity() {
             return;
         }
+        // The bound once, not per record moved.
+        let bound = self.bound(end);
         for k in 0..count {
-            let (src, dst) = (self.rec(end, from + k), self.rec(end, to + k));
+            let (src, dst) = (
+                self.rec_below(bound, from + k),
+                self.rec_below(bound, to + k),
+            );
             if src.is_null() || dst.is_null() {
                 return;
             }
             // SAFETY: both are records of this live group below its
-            // capacity (`rec()`); we are the only writer (type invariants),
+            // capacity (`rec_below()`); we are the only writer (type invariants),
             // and readers load `ip` atomically. `flags` is only read under
             // ftrace_lock, which we hold.
             unsafe {
