@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Function-by-function guest instruction counts of two kernels, from the
+counts of tools/tbcount (see scripts/profile.sh).
+
+profile-report.py [--slots sysctl|listing] [--top N] A A.tbcount B B.tbcount
+
+A block's instructions go to the function whose symbol (from the variant's
+vmlinux) starts at or before it. With "sysctl" the two window slots are
+printed apart ("off": ftrace_enabled 0, "on": 1); with "listing" they are
+summed.
+"""
+import argparse
+import bisect
+import collections
+import os
+import subprocess
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get('RFTRACE_BUILD', os.path.join(TOP, 'build'))
+
+
+def symbols(variant):
+    vm = os.path.join(BUILD, 'out-x86_64-' + variant, 'vmlinux')
+    out = subprocess.run(['nm', '-n', vm], capture_output=True, text=True,
+                         check=True).stdout
+    addrs, names = [], []
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) == 3 and p[1] in 'tTwW':
+            addrs.append(int(p[0], 16))
+            names.append(p[2])
+    return addrs, names
+
+
+def load(path, syms, slots):
+    addrs, names = syms
+    per = collections.Counter()
+    with open(path) as f:
+        for line in f:
+            va, insns, _runs, s0, s1 = line.split()
+            va = int(va, 16)
+            i = bisect.bisect_right(addrs, va) - 1
+            name = names[i] if i >= 0 else '?'
+            runs = sum(int((s0, s1)[s]) for s in slots)
+            per[name] += int(insns) * runs
+    return per
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--slots', default='sysctl', choices=['sysctl', 'listing'])
+    ap.add_argument('--top', type=int, default=25)
+    ap.add_argument('a')
+    ap.add_argument('a_counts')
+    ap.add_argument('b')
+    ap.add_argument('b_counts')
+    o = ap.parse_args()
+    sa, sb = symbols(o.a), symbols(o.b)
+    parts = [('off (ftrace_enabled 0)', [0]), ('on (ftrace_enabled 1)', [1])]
+    if o.slots == 'listing':
+        parts = [('reads of enabled_functions', [0, 1])]
+    for label, slots in parts:
+        a = load(o.a_counts, sa, slots)
+        b = load(o.b_counts, sb, slots)
+        ta, tb = sum(a.values()), sum(b.values())
+        print(f'== {label}: {o.a} {ta} instructions, {o.b} {tb}, '
+              f'difference {ta - tb} ({ta / tb:.4f})' if tb else f'== {label}: no counts')
+        print(f'{o.a:>14} {o.b:>14} {"difference":>14}  function')
+        keys = sorted(set(a) | set(b), key=lambda k: -abs(a[k] - b[k]))
+        for k in keys[:o.top]:
+            print(f'{a[k]:14d} {b[k]:14d} {a[k] - b[k]:14d}  {k[:90]}')
+
+
+if __name__ == '__main__':
+    main()

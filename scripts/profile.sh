@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# profile.sh [--what sysctl|listing] [--reps N] [--out DIR] VARIANT...
+#
+# Where the guest instructions of one operation go, function by function,
+# for each x86_64 VARIANT (built already), from QEMU's TCG plugin
+# tools/tbcount (built here with the host's cc):
+#
+#   sysctl   with the function tracer on, N times: ftrace_enabled 0 then 1
+#            (the update pass nearly alone; windows from the entry of
+#            ftrace_enable_sysctl to the next syscall entry, "off" and "on"
+#            counted apart)
+#   listing  with the function tracer on, N reads of enabled_functions
+#            (windows from seq_read_iter to the next syscall entry)
+#
+# Each guest boots in shell mode with the commands piped in; the counts are
+# in DIR/VARIANT.tbcount, and scripts/profile-report.py prints the table of
+# the first two variants side by side (functions sorted by the difference).
+# Counts are exact guest instruction counts of the blocks run inside the
+# windows, so the two kernels can be compared function by function; the
+# function tracer's own work on interrupts inside a window is counted too.
+#
+#   scripts/profile.sh --what sysctl --reps 10 stock rust
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib.sh"
+
+what=sysctl reps=10 out=$BUILD/profile
+while [ $# -gt 0 ]; do
+	case $1 in
+	--what) what=$2; shift ;;
+	--reps) reps=$2; shift ;;
+	--out) out=$2; shift ;;
+	-*) die "unknown option $1" ;;
+	*) break ;;
+	esac
+	shift
+done
+[ $# -ge 1 ] || die "usage: profile.sh [--what sysctl|listing] [--reps N] [--out DIR] VARIANT..."
+[ "$RFT_ARCH" = x86_64 ] || die "profile.sh: x86_64 only"
+mkdir -p "$out"
+plugin=$BUILD/tbcount.so
+if [ ! -f "$plugin" ] || [ "$top/tools/tbcount/tbcount.c" -nt "$plugin" ]; then
+	cc -O2 -Wall -shared -fPIC -o "$plugin" "$top/tools/tbcount/tbcount.c"
+fi
+
+case $what in
+sysctl)
+	arm_sym=ftrace_enable_sysctl
+	loop="for i in \$(seq $reps); do echo 0 >/proc/sys/kernel/ftrace_enabled; echo 1 >/proc/sys/kernel/ftrace_enabled; done" ;;
+listing)
+	arm_sym=seq_read_iter
+	loop="for i in \$(seq $reps); do wc -l <enabled_functions; done" ;;
+*) die "unknown --what $what" ;;
+esac
+
+for v in "$@"; do
+	vm=$BUILD/out-x86_64-$v/vmlinux
+	[ -f "$vm" ] || die "no $vm: build it with scripts/build-kernel.sh $v"
+	arm=$(nm "$vm" | awk -v s="$arm_sym" '$3 == s { print $1 }')
+	disarm=$(nm "$vm" | awk '$3 == "do_syscall_64" { print $1 }')
+	[ -n "$arm" ] && [ -n "$disarm" ] || die "$vm: no $arm_sym or do_syscall_64"
+	cmds="cd /sys/kernel/tracing; echo 0 >tracing_on; echo function >current_tracer; $loop; echo nop >current_tracer; echo PROFILE-DONE; poweroff -f"
+	step "profile: $v ($what, $reps times)"
+	rm -f "$out/$v.tbcount"
+	# The shell reads the commands once it is up (boot: under a minute).
+	(sleep "${RFT_BOOTWAIT:-60}"; printf '%s\n' "$cmds"; sleep 600) |
+		RFT_QEMU_ARGS="-plugin $plugin,out=$out/$v.tbcount,arm=$arm,disarm=$disarm" \
+		RFT_TIMEOUT=900 timeout 900 "$top/scripts/run-guest.sh" "$v" shell \
+		>"$out/$v.log" 2>&1 || true
+	grep -q PROFILE-DONE "$out/$v.log" || die "$v: the guest did not finish (log: $out/$v.log)"
+	[ -s "$out/$v.tbcount" ] || die "$v: no counts written"
+done
+if [ $# -ge 2 ]; then
+	python3 "$top/scripts/profile-report.py" --slots "$what" \
+		"$1" "$out/$1.tbcount" "$2" "$out/$2.tbcount" | tee "$out/report.txt"
+fi
