@@ -151,11 +151,6 @@ static STATS: Stats = Stats {
     direct_retargeted: Atomic::new(0),
 };
 
-/// Counts one walk of the kernel's ops list (`ops_list_walks`).
-pub(crate) fn count_ops_walk() {
-    STATS.ops_walks.add(1, Relaxed);
-}
-
 fn bump(counter: &Atomic<u64>, by: u64) {
     if by != 0 {
         counter.add(by, Relaxed);
@@ -405,7 +400,9 @@ pub(crate) unsafe fn scan_call_sites(
 /// `ftrace_bug()` would print.
 pub(crate) fn check_record(rec: Rec<'_>, enable: bool, update: bool) -> Decision {
     let decision = decide(rec.flags(), enable);
-    // The one comparator, as in the update pass (it counts the check).
+    // The one comparator, as in the update pass; counted here (a pass
+    // counts its records once, when it is over).
+    STATS.checks.add(1, Relaxed);
     kside::pass::shadow(rec, enable, &decision, None);
     if update && decision.update != Update::Ignore {
         rec.set_flags(decision.flags);

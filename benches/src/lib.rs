@@ -38,6 +38,7 @@ use rfcore::{
         RecFlags, //
     },
     record::Update,
+    select::Need,
     update::{
         update_all,
         Arch,
@@ -174,13 +175,13 @@ impl VecRecords for FlatRecords {
         self.flags[rec] = flags;
     }
 
-    fn facts(&mut self, rec: usize, _want_unique: bool) -> Facts {
+    fn facts(&mut self, rec: usize, need: Need) -> Facts {
         let flags = RecFlags::from_raw(self.flags[rec]);
         Facts {
             ip: site_ip(rec),
             flags,
-            new: target_new(rec, flags),
-            curr: target_curr(rec, flags),
+            new: need.new.then(|| target_new(rec, flags)),
+            curr: need.curr.then(|| target_curr(rec, flags)),
             unique: None,
         }
     }

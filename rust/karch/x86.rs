@@ -106,6 +106,17 @@ pub(crate) struct X86<'a> {
     /// Writes go straight to `text_poke_early()` (the text is not live:
     /// boot, or a module still being loaded), asked once per hook call.
     early: bool,
+    /// Writes were queued since the last flush: [`finish`] is told when
+    /// this handle goes (one store, not one per write).
+    queued: bool,
+}
+
+impl Drop for X86<'_> {
+    fn drop(&mut self) {
+        if self.queued {
+            PENDING.store(1, Relaxed);
+        }
+    }
 }
 
 impl<'a> KernelArch<'a> for X86<'a> {
@@ -115,6 +126,7 @@ impl<'a> KernelArch<'a> for X86<'a> {
             _lock: lock,
             mcount: 0,
             early: false,
+            queued: false,
         }
     }
 
@@ -126,6 +138,7 @@ impl<'a> KernelArch<'a> for X86<'a> {
             _lock: lock,
             mcount,
             early: !late,
+            queued: false,
         }
     }
 }
@@ -184,9 +197,7 @@ impl Arch for X86<'_> {
         // prepare and post-process hooks), else writes it with
         // text_poke_early() (boot, or a module still being loaded).
         let queued = unsafe { bindings::rftrace_shim_poke(c_word(change.ip), change.new.as_ptr()) };
-        if queued {
-            PENDING.add(1, Relaxed);
-        }
+        self.queued |= queued;
         Ok(())
     }
 
@@ -195,6 +206,7 @@ impl Arch for X86<'_> {
         // post-process hooks, with text_mutex held, as the engine requires;
         // with nothing queued the engine does nothing.
         unsafe { bindings::rftrace_shim_poke_finish() };
+        self.queued = false;
         PENDING.store(0, Relaxed);
     }
 }

@@ -430,15 +430,25 @@ impl<'a> ListOps<'a> {
 
 /// The kernel's ops list, walked as `do_for_each_ftrace_op()` walks it.
 ///
-/// Walks are counted (`ops_list_walks` in the stats).
+/// Walks are counted, and added to `ops_list_walks` in the stats when the
+/// list handle goes (one update of the stats per pass, not per walk).
 pub(crate) struct KernelOpsList<'a> {
     _lock: &'a FtraceLocked,
+    walks: u64,
 }
 
 impl<'a> KernelOpsList<'a> {
     /// The list, readable while `ftrace_lock` is held.
     pub(crate) fn new(lock: &'a FtraceLocked) -> Self {
-        KernelOpsList { _lock: lock }
+        KernelOpsList {
+            _lock: lock,
+            walks: 0,
+        }
+    }
+
+    /// The walks begun through this handle.
+    pub(crate) fn walks(&self) -> u64 {
+        self.walks
     }
 
     fn wrap(ptr: *mut bindings::ftrace_ops) -> Option<ListOps<'a>> {
@@ -450,11 +460,17 @@ impl<'a> KernelOpsList<'a> {
     }
 }
 
+impl Drop for KernelOpsList<'_> {
+    fn drop(&mut self) {
+        crate::bump(&crate::STATS.ops_walks, self.walks);
+    }
+}
+
 impl<'a> OpsList for KernelOpsList<'a> {
     type Ops = ListOps<'a>;
 
     fn head(&mut self) -> Option<ListOps<'a>> {
-        crate::count_ops_walk();
+        self.walks = self.walks.saturating_add(1);
         // SAFETY: under ftrace_lock (`_lock`). The head is never null in
         // the kernel (`ftrace_list_end` when the list is empty).
         Self::wrap(unsafe { bindings::ftrace_c_ops_head() })

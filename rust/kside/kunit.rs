@@ -553,8 +553,8 @@ mod tests {
         let facts = Facts {
             ip: rec.ip(),
             flags: rec.flags(),
-            new: crate::kside::env::c_select_addr(rec, true),
-            curr: crate::kside::env::c_select_addr(rec, false),
+            new: Some(crate::kside::env::c_select_addr(rec, true)),
+            curr: Some(crate::kside::env::c_select_addr(rec, false)),
             unique: None,
         };
         // The truth: nothing differs.
@@ -567,12 +567,16 @@ mod tests {
         wrong.flags = RecFlags::from_raw(right.flags.raw() ^ 1);
         assert!(compare(rec, true, &wrong, None).decision);
         let mut moved = facts;
-        moved.new = moved.new.wrapping_add(4);
+        moved.new = moved.new.map(|a| a.wrapping_add(4));
         let d = compare(rec, true, &right, Some(&moved));
         assert!(d.targets && !d.decision);
         let mut moved = facts;
-        moved.curr = moved.curr.wrapping_add(4);
+        moved.curr = moved.curr.map(|a| a.wrapping_add(4));
         assert!(compare(rec, true, &right, Some(&moved)).targets);
+        // A target the plan did not need is not gathered, nor compared.
+        let mut unasked = moved;
+        unasked.curr = None;
+        assert!(!compare(rec, true, &right, Some(&unasked)).any());
         drop(lock);
     }
 
@@ -876,8 +880,8 @@ fn wrong_bytes_are_refused() -> Option<u32> {
     let facts = Facts {
         ip: ip as u64,
         flags: RecFlags::from_raw(0),
-        curr: 0,
-        new: caller,
+        curr: None,
+        new: Some(caller),
         unique: None,
     };
     let decision = Decision {

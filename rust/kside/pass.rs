@@ -55,6 +55,7 @@ use crate::{
         },
         select::{
             self,
+            Need,
             OpsList, //
         },
         update::{
@@ -174,6 +175,8 @@ pub(crate) fn quarantine(rec: Rec<'_>, update: Update, failure: &Failure) {
 fn account(c: &Counts) {
     let bump = crate::bump;
     bump(&STATS.walked, c.walked);
+    // Every record decided on was shown to the comparator (`shadow()`).
+    bump(&STATS.checks, c.walked);
     bump(&STATS.make_call, c.make_call);
     bump(&STATS.modify_call, c.modify_call);
     bump(&STATS.make_nop, c.make_nop);
@@ -181,19 +184,26 @@ fn account(c: &Counts) {
     bump(&STATS.failures, c.failures);
     bump(&STATS.quarantined, c.quarantined);
     bump(&STATS.gathers, c.gathers);
+    bump(&STATS.selected, c.targets);
     bump(&STATS.changed, c.patched().saturating_add(c.failures));
     bump(&STATS.fallbacks, c.fallbacks);
 }
 
 /// The record table, as the update pass walks it, under `ftrace_lock`:
 /// group by group, record by record, as `ftrace_pages_start` chains them.
+/// One ops-list handle serves every walk of the pass, so the walks are
+/// counted in the stats once, when the pass is over.
 pub(crate) struct KernelRecords<'a> {
     lock: &'a FtraceLocked,
+    list: KernelOpsList<'a>,
 }
 
 impl<'a> KernelRecords<'a> {
     pub(crate) fn new(lock: &'a FtraceLocked) -> Self {
-        KernelRecords { lock }
+        KernelRecords {
+            lock,
+            list: KernelOpsList::new(lock),
+        }
     }
 }
 
@@ -225,13 +235,13 @@ impl<'a> Records for KernelRecords<'a> {
         rec.set_flags(flags)
     }
 
-    fn gather(&mut self, rec: Rec<'a>, want_unique: bool) -> Facts {
-        gather(rec, want_unique)
+    #[inline]
+    fn gather(&mut self, rec: Rec<'a>, need: Need) -> Facts {
+        gather(&mut self.list, rec, need)
     }
 
     fn unique(&mut self, rec: Rec<'a>) -> Option<u64> {
-        let mut list = KernelOpsList::new(rec.lock());
-        select::unique_ops(&mut list, rec.ip()).map(|op| op.as_ptr() as usize as u64)
+        select::unique_ops(&mut self.list, rec.ip()).map(|op| op.as_ptr() as usize as u64)
     }
 
     fn shadow(&mut self, rec: Rec<'a>, enable: bool, decision: &Decision, facts: Option<&Facts>) {
@@ -249,25 +259,19 @@ impl<'a> Records for KernelRecords<'a> {
     }
 }
 
-/// The facts of `rec` from one walk of the ops list; the problems met are
-/// reported as the C core reports them.
-pub(crate) fn gather(rec: Rec<'_>, want_unique: bool) -> Facts {
-    let mut list = KernelOpsList::new(rec.lock());
-    let g = select::gather(
-        &mut list,
-        &mut KernelCallers,
-        rec.ip(),
-        rec.flags(),
-        want_unique,
-    );
-    if let Some(p) = g.new.problem {
+/// The facts `need` asks for about `rec`, from one walk of `list`; the
+/// problems met are reported as the C core reports them.
+#[inline]
+fn gather<'a>(list: &mut KernelOpsList<'a>, rec: Rec<'a>, need: Need) -> Facts {
+    let flags = rec.flags();
+    let g = select::gather(list, &mut KernelCallers, rec.ip(), flags, need);
+    if let Some(p) = g.new.and_then(|c| c.problem) {
         report_problem(rec, p, true);
     }
-    if let Some(p) = g.curr.problem {
+    if let Some(p) = g.curr.and_then(|c| c.problem) {
         report_problem(rec, p, false);
     }
-    STATS.selected.add(2, Relaxed);
-    Facts::from_gathered(rec.ip(), rec.flags(), &g, |op| op.as_ptr() as usize as u64)
+    Facts::from_gathered(rec.ip(), flags, &g, |op| op.as_ptr() as usize as u64)
 }
 
 /// What the comparator found different between Rust and C on one record.
@@ -275,7 +279,8 @@ pub(crate) fn gather(rec: Rec<'_>, want_unique: bool) -> Facts {
 pub(crate) struct Differences {
     /// The decision (update and new flags) against `ftrace_check_record()`.
     pub(crate) decision: bool,
-    /// The new and current targets against `ftrace_get_addr_new/curr()`.
+    /// The new and current targets gathered against
+    /// `ftrace_get_addr_new/curr()`.
     pub(crate) targets: bool,
     /// The unique ops against `ftrace_find_unique_ops()`.
     pub(crate) unique: bool,
@@ -290,7 +295,8 @@ impl Differences {
 /// The one comparator: the decision on `rec` against the kernel's C
 /// `ftrace_check_record()` on a copy, and the facts gathered for it against
 /// C's `ftrace_get_addr_new()`, `ftrace_get_addr_curr()` and
-/// `ftrace_find_unique_ops()`. Records nothing; [`shadow`] does.
+/// `ftrace_find_unique_ops()`: every fact the plan was made from. Records
+/// nothing; [`shadow`] does.
 pub(crate) fn compare(
     rec: Rec<'_>,
     enable: bool,
@@ -303,9 +309,13 @@ pub(crate) fn compare(
         ..Differences::default()
     };
     if let Some(f) = facts {
-        let c_new = crate::kside::env::c_select_addr(rec, true);
-        let c_curr = crate::kside::env::c_select_addr(rec, false);
-        d.targets = c_new != f.new || c_curr != f.curr;
+        let new_differs = f
+            .new
+            .is_some_and(|new| new != crate::kside::env::c_select_addr(rec, true));
+        let curr_differs = f
+            .curr
+            .is_some_and(|curr| curr != crate::kside::env::c_select_addr(rec, false));
+        d.targets = new_differs || curr_differs;
         if let Some(unique) = f.unique {
             let c = crate::kside::env::c_unique_ops(rec);
             d.unique = c as usize as u64 != unique;
@@ -317,7 +327,6 @@ pub(crate) fn compare(
 /// The shadow mode's hook of the update pass, called once for every record
 /// a pass decides on: [`compare`], counted, and any difference logged.
 pub(crate) fn shadow(rec: Rec<'_>, enable: bool, decision: &Decision, facts: Option<&Facts>) {
-    STATS.checks.add(1, Relaxed);
     if !cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
         return;
     }
@@ -468,11 +477,9 @@ pub(crate) fn replace_all<A: Arch>(lock: &FtraceLocked, arch: &mut A, enable: bo
     };
     let mut counts = Counts::default();
     consistency(lock);
-    let walks = STATS.ops_walks.load(Relaxed);
     let _ = update::update_all(&mut recs, arch, &mut store, enable, &mut counts);
-    // The walks of this pass (ftrace_lock keeps other walkers out).
-    let walks = STATS.ops_walks.load(Relaxed).saturating_sub(walks);
-    crate::bump(&STATS.pass_walks, walks);
+    // The walks of this pass; `ops_list_walks` gets them when `recs` goes.
+    crate::bump(&STATS.pass_walks, recs.list.walks());
     STATS.passes.add(1, Relaxed);
     account(&counts);
 }

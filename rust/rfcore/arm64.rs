@@ -685,8 +685,8 @@ pub fn plan_update(
 ) -> Result<Arm64Change, Failure> {
     let site = Site::from_ip(facts.ip, bti)?;
     let ip = site.ip();
-    let to = || reach(ip, facts.new, caller, plt);
-    let from = || reach(ip, facts.curr, caller, plt);
+    let to = || -> Result<_, Failure> { Ok(reach(ip, facts.new_target()?, caller, plt)?) };
+    let from = || -> Result<_, Failure> { Ok(reach(ip, facts.curr_target()?, caller, plt)?) };
     let ops = || literal_ops(decision.flags, facts.unique);
     let step = match decision.update {
         Update::Ignore => return Err(Failure::Encode(EncodeFault::Nothing)),

@@ -81,6 +81,7 @@ pub struct Decision {
 ///
 /// `enable` is true for an update pass (sites with users become calls, the
 /// others NOPs) and false for a pass that turns every call into a NOP.
+#[inline]
 pub const fn decide(flags: RecFlags, enable: bool) -> Decision {
     let ignore = Decision {
         update: Update::Ignore,

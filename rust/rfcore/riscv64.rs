@@ -635,6 +635,8 @@ pub enum PlanError {
     /// A plan was asked for an update that changes nothing
     /// ([`Update::Ignore`]).
     Nothing,
+    /// A plan needed a target its facts were gathered without.
+    Unknown,
 }
 
 impl From<LayoutError> for PlanError {
@@ -801,8 +803,12 @@ pub fn plan_update(
 ) -> Result<Riscv64Change, PlanError> {
     let site = Site::from_ip(facts.ip)?;
     let ip = site.ip();
-    let to = || reach(ip, facts.new, caller);
-    let from = || reach(ip, facts.curr, caller);
+    let to = || -> Result<Reach, PlanError> {
+        Ok(reach(ip, facts.new.ok_or(PlanError::Unknown)?, caller)?)
+    };
+    let from = || -> Result<Reach, PlanError> {
+        Ok(reach(ip, facts.curr.ok_or(PlanError::Unknown)?, caller)?)
+    };
     let ops = || literal_ops(decision.flags, facts.unique);
     let step = match decision.update {
         Update::Ignore => return Err(PlanError::Nothing),

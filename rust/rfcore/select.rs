@@ -233,6 +233,7 @@ pub fn call_ops_target<L: OpsList>(list: &mut L, ip: u64, flags: RecFlags) -> Op
 /// `strict`: an ops found without a trampoline is a problem too (the
 /// kernel checks that for the new target only; for the current one it
 /// takes the trampoline field as it is).
+#[inline]
 fn resolve<L: OpsList, C: Callers>(
     list: &mut L,
     callers: &mut C,
@@ -253,6 +254,7 @@ fn resolve<L: OpsList, C: Callers>(
 
 /// The address the site at `ip` with `flags` is to call
 /// (`ftrace_get_addr_new()`).
+#[inline]
 pub fn addr_new<L: OpsList, C: Callers>(
     list: &mut L,
     callers: &mut C,
@@ -273,6 +275,7 @@ pub fn addr_new<L: OpsList, C: Callers>(
 
 /// The address the site at `ip` with `flags` calls now
 /// (`ftrace_get_addr_curr()`).
+#[inline]
 pub fn addr_curr<L: OpsList, C: Callers>(
     list: &mut L,
     callers: &mut C,
@@ -291,14 +294,28 @@ pub fn addr_curr<L: OpsList, C: Callers>(
     )
 }
 
+/// Which answers a [`gather`] walk is to find: what the update of a site
+/// uses, and nothing else (a site going to a NOP needs only where it calls
+/// now; a site gaining its call, only where it is to call).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Need {
+    /// [`addr_new`]: where the site is to call.
+    pub new: bool,
+    /// [`addr_curr`]: where the site calls now.
+    pub curr: bool,
+    /// [`unique_ops`]: the single ops on the site.
+    pub unique: bool,
+}
+
 /// What one walk of the ops list tells about a site: the answers of
-/// [`addr_new`], [`addr_curr`] and, when asked for, [`unique_ops`].
+/// [`addr_new`], [`addr_curr`] and [`unique_ops`] that were asked for
+/// ([`Need`]), `None` for the others.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Gathered<O> {
-    /// What [`addr_new`] answers for the site.
-    pub new: Choice,
-    /// What [`addr_curr`] answers for the site.
-    pub curr: Choice,
+    /// What [`addr_new`] answers for the site, if asked.
+    pub new: Option<Choice>,
+    /// What [`addr_curr`] answers for the site, if asked.
+    pub curr: Option<Choice>,
     /// What [`unique_ops`] answers for the site when it was asked for;
     /// `None` when it was not.
     pub unique: Option<O>,
@@ -387,46 +404,93 @@ fn covers_once<L: OpsList>(list: &mut L, op: L::Ops, ip: u64, seen: &mut Option<
     }
 }
 
-/// [`addr_new`], [`addr_curr`] and, if `want_unique`, [`unique_ops`] for
-/// the site at `ip` whose flags (before the update) are `flags`, in one
-/// walk of the ops list.
+/// The answers `need` asks for, among [`addr_new`], [`addr_curr`] and
+/// [`unique_ops`], for the site at `ip` whose flags (before the update)
+/// are `flags`, in one walk of the ops list.
 ///
 /// The answers are exactly those of the three functions. The list is only
 /// walked when one of them needs it (a trampoline route, or the unique ops),
 /// its head is asked for at most once, and the walk stops as soon as every
 /// answer is known. The direct-table lookup is made at most once too.
+#[inline]
 pub fn gather<L: OpsList, C: Callers>(
     list: &mut L,
     callers: &mut C,
     ip: u64,
     flags: RecFlags,
-    want_unique: bool,
+    need: Need,
+) -> Gathered<L::Ops> {
+    // One target alone (the common case: a site gaining or losing its
+    // call) is the one function that answers it; no bookkeeping for the
+    // answers not asked.
+    if !need.unique {
+        match (need.new, need.curr) {
+            (false, false) => {
+                return Gathered {
+                    new: None,
+                    curr: None,
+                    unique: None,
+                }
+            }
+            (true, false) => {
+                return Gathered {
+                    new: Some(addr_new(list, callers, ip, flags)),
+                    curr: None,
+                    unique: None,
+                }
+            }
+            (false, true) => {
+                return Gathered {
+                    new: None,
+                    curr: Some(addr_curr(list, callers, ip, flags)),
+                    unique: None,
+                }
+            }
+            (true, true) => {}
+        }
+    }
+    gather_walk(list, callers, ip, flags, need)
+}
+
+/// [`gather`] for two targets, or with the unique ops: the bookkeeping of
+/// several answers in one walk, kept out of line so that the common case
+/// of one target stays small.
+#[inline(never)]
+fn gather_walk<L: OpsList, C: Callers>(
+    list: &mut L,
+    callers: &mut C,
+    ip: u64,
+    flags: RecFlags,
+    need: Need,
 ) -> Gathered<L::Ops> {
     let mut cache = None;
-    let new = pending(
-        callers,
-        ip,
-        route_new(flags),
-        fallback(flags.any(TRAMP), flags.any(REGS)),
-        &mut cache,
-    );
-    let curr = pending(
-        callers,
-        ip,
-        route_curr(flags),
-        fallback(flags.any(TRAMP_EN), flags.any(REGS_EN)),
-        &mut cache,
-    );
+    let new = need.new.then(|| {
+        pending(
+            callers,
+            ip,
+            route_new(flags),
+            fallback(flags.any(TRAMP), flags.any(REGS)),
+            &mut cache,
+        )
+    });
+    let curr = need.curr.then(|| {
+        pending(
+            callers,
+            ip,
+            route_curr(flags),
+            fallback(flags.any(TRAMP_EN), flags.any(REGS_EN)),
+            &mut cache,
+        )
+    });
 
     let mut new_op = None;
     let mut curr_op = None;
     let mut unique = None;
     let mut several = false;
-    let mut want_new = new.route == Route::Trampoline;
+    let mut want_new = new.is_some_and(|p| p.route == Route::Trampoline);
     let mut want_curr = false;
-    let mut want_unique = want_unique;
-    let asked_unique = want_unique;
-    if curr.route == Route::Trampoline {
+    let mut want_unique = need.unique;
+    if curr.is_some_and(|p| p.route == Route::Trampoline) {
         // The ops being removed owns the sites of its old filter first.
         match list.removed() {
             Some(gone) if list.covered(gone, ip) => curr_op = Some(gone),
@@ -472,12 +536,18 @@ pub fn gather<L: OpsList, C: Callers>(
         }
     }
 
-    let new_tramp = new_op.map(|op| list.trampoline(op));
-    let curr_tramp = curr_op.map(|op| list.trampoline(op));
+    let new = new.map(|p| {
+        let tramp = new_op.map(|op| list.trampoline(op));
+        settle(callers, p, tramp, true)
+    });
+    let curr = curr.map(|p| {
+        let tramp = curr_op.map(|op| list.trampoline(op));
+        settle(callers, p, tramp, false)
+    });
     Gathered {
-        new: settle(callers, new, new_tramp, true),
-        curr: settle(callers, curr, curr_tramp, false),
-        unique: if asked_unique && !several {
+        new,
+        curr,
+        unique: if need.unique && !several {
             unique
         } else {
             None

@@ -45,7 +45,10 @@ use super::{
         Update, //
     },
     riscv64::PlanError as Riscv64PlanError,
-    select::Gathered,
+    select::{
+        Gathered,
+        Need, //
+    },
     x86::EncodeError as X86EncodeError, //
 };
 
@@ -138,6 +141,9 @@ pub enum EncodeFault {
     /// A plan was asked for an update that changes nothing
     /// ([`Update::Ignore`]); the orchestrator never does that.
     Nothing,
+    /// A plan needed a target its facts were gathered without (see
+    /// [`need`]); the orchestrator never does that.
+    Unknown,
 }
 
 /// Why a site could not be updated; the same for every architecture.
@@ -230,6 +236,7 @@ impl From<Riscv64PlanError> for Failure {
     fn from(e: Riscv64PlanError) -> Self {
         match e {
             Riscv64PlanError::Nothing => Failure::Encode(EncodeFault::Nothing),
+            Riscv64PlanError::Unknown => Failure::Encode(EncodeFault::Unknown),
             e => Failure::Encode(EncodeFault::Riscv64(e)),
         }
     }
@@ -243,10 +250,12 @@ pub struct Facts {
     pub ip: u64,
     /// The record's flags before the update.
     pub flags: RecFlags,
-    /// Where the site is to call (`ftrace_get_addr_new()`).
-    pub new: u64,
-    /// Where the site calls now (`ftrace_get_addr_curr()`).
-    pub curr: u64,
+    /// Where the site is to call (`ftrace_get_addr_new()`), when the
+    /// update needs it.
+    pub new: Option<u64>,
+    /// Where the site calls now (`ftrace_get_addr_curr()`), when the
+    /// update needs it.
+    pub curr: Option<u64>,
     /// The address of the single ops on the site
     /// (`ftrace_find_unique_ops()`), when it was asked for and there is
     /// exactly one: what a CALL_OPS literal holds.
@@ -267,10 +276,22 @@ impl Facts {
         Facts {
             ip,
             flags,
-            new: g.new.addr,
-            curr: g.curr.addr,
+            new: g.new.map(|c| c.addr),
+            curr: g.curr.map(|c| c.addr),
             unique: g.unique.map(addr),
         }
+    }
+
+    /// Where the site is to call; [`EncodeFault::Unknown`] if it was not
+    /// gathered.
+    pub fn new_target(&self) -> Result<u64, Failure> {
+        self.new.ok_or(Failure::Encode(EncodeFault::Unknown))
+    }
+
+    /// Where the site calls now; [`EncodeFault::Unknown`] if it was not
+    /// gathered.
+    pub fn curr_target(&self) -> Result<u64, Failure> {
+        self.curr.ok_or(Failure::Encode(EncodeFault::Unknown))
     }
 }
 
@@ -329,9 +350,9 @@ pub trait Records {
     /// Stores the record's flags word.
     fn store_flags(&mut self, rec: Self::Rec, flags: RecFlags);
     /// The facts of the record in its current state, from ONE walk of the
-    /// ops list (`select::gather`); the unique ops only if `want_unique`.
+    /// ops list (`select::gather`): the answers `need` asks for.
     /// The kernel also reports the problems met on the way.
-    fn gather(&mut self, rec: Self::Rec, want_unique: bool) -> Facts;
+    fn gather(&mut self, rec: Self::Rec, need: Need) -> Facts;
     /// The address of the single ops on the record's site, if there is
     /// exactly one (`select::unique_ops`): one walk, for [`single`].
     fn unique(&mut self, rec: Self::Rec) -> Option<u64>;
@@ -410,6 +431,9 @@ pub struct Counts {
     pub quarantined: u64,
     /// Walks of the ops list ([`Records::gather`], [`Records::unique`]).
     pub gathers: u64,
+    /// Targets chosen by those walks (new and current, as the plans
+    /// needed them).
+    pub targets: u64,
     /// Passes whose plans could not all be stored, so that the write pass
     /// walked the records and gathered again.
     pub fallbacks: u64,
@@ -443,10 +467,32 @@ fn want_unique<A: Arch>(decision: &Decision) -> bool {
     A::CALL_OPS && decision.flags.any(CALL_OPS_EN)
 }
 
-/// Gathers a record's facts, counting the walk.
-fn gather<R: Records>(recs: &mut R, rec: R::Rec, unique: bool, counts: &mut Counts) -> Facts {
+/// What a plan of `decision` needs to know about the site: the current
+/// target when the site calls now and changes, the new target when it is
+/// to call, and the unique ops for a per-site literal ([`want_unique`]).
+pub fn need<A: Arch>(decision: &Decision) -> Need {
+    Need {
+        new: matches!(decision.update, Update::MakeCall | Update::ModifyCall),
+        curr: matches!(decision.update, Update::ModifyCall | Update::MakeNop),
+        unique: want_unique::<A>(decision),
+    }
+}
+
+/// Gathers what a plan of `decision` needs about a record, counting the
+/// walk.
+fn gather<R: Records, A: Arch>(
+    recs: &mut R,
+    rec: R::Rec,
+    decision: &Decision,
+    counts: &mut Counts,
+) -> Facts {
+    let need = need::<A>(decision);
     bump(&mut counts.gathers);
-    recs.gather(rec, unique)
+    counts.targets = counts
+        .targets
+        .saturating_add(u64::from(need.new))
+        .saturating_add(u64::from(need.curr));
+    recs.gather(rec, need)
 }
 
 /// Takes a failed update of `rec` to its [`Verdict`]: a quarantined record
@@ -484,6 +530,7 @@ struct Writer {
 impl Writer {
     /// Writes one change, flushing first if the batch is full or the ip
     /// does not ascend; then stores the record's new flags.
+    #[inline]
     fn write<R: Records, A: Arch>(
         &mut self,
         recs: &mut R,
@@ -540,7 +587,7 @@ fn check_record<R: Records, A: Arch, S: Store<R::Rec, A::Change>>(
         recs.shadow(rec, enable, &decision, None);
         return Ok(false);
     }
-    let facts = gather(recs, rec, want_unique::<A>(&decision), counts);
+    let facts = gather::<R, A>(recs, rec, &decision, counts);
     recs.shadow(rec, enable, &decision, Some(&facts));
     let fail = |f| (decision.update, f);
     let change = arch.plan(&facts, &decision).map_err(fail)?;
@@ -661,7 +708,7 @@ fn write_walked<R: Records, A: Arch>(
         let rec = recs.record(pos);
         let decision = decide(recs.flags(rec), enable);
         if decision.update != Update::Ignore {
-            let facts = gather(recs, rec, want_unique::<A>(&decision), counts);
+            let facts = gather::<R, A>(recs, rec, &decision, counts);
             match arch.plan(&facts, &decision) {
                 Ok(change) => writer.write(recs, arch, rec, &change, &decision, counts)?,
                 Err(failure) => {
@@ -698,7 +745,7 @@ pub fn update_one<R: Records, A: Arch>(
         recs.shadow(rec, enable, &decision, None);
         return Ok(Update::Ignore);
     }
-    let facts = gather(recs, rec, want_unique::<A>(&decision), counts);
+    let facts = gather::<R, A>(recs, rec, &decision, counts);
     recs.shadow(rec, enable, &decision, Some(&facts));
     let result = arch.plan(&facts, &decision).and_then(|change| {
         recs.store_flags(rec, decision.flags);
@@ -763,9 +810,9 @@ pub fn single<R: Records, A: Arch>(
             arch.check(&change)?;
             return arch.write(&change);
         }
-        Single::MakeCall { addr } => (Update::MakeCall, addr, 0),
-        Single::ModifyCall { old, new } => (Update::ModifyCall, new, old),
-        Single::MakeNop { old } => (Update::MakeNop, 0, old),
+        Single::MakeCall { addr } => (Update::MakeCall, Some(addr), None),
+        Single::ModifyCall { old, new } => (Update::ModifyCall, Some(new), Some(old)),
+        Single::MakeNop { old } => (Update::MakeNop, None, Some(old)),
     };
     let decision = Decision { update, flags };
     let unique = if update != Update::MakeNop && want_unique::<A>(&decision) {

@@ -187,13 +187,21 @@ pub fn plan_update(
     let old = match decision.update {
         Update::Ignore => return Err(Failure::Encode(EncodeFault::Nothing)),
         Update::MakeCall => NOP5,
-        Update::ModifyCall | Update::MakeNop => {
-            call_to(ip, facts.curr, facts.flags.any(DIRECT_EN), jmp_bit)?
-        }
+        Update::ModifyCall | Update::MakeNop => call_to(
+            ip,
+            facts.curr_target()?,
+            facts.flags.any(DIRECT_EN),
+            jmp_bit,
+        )?,
     };
     let new = match decision.update {
         Update::MakeNop => NOP5,
-        _ => call_to(ip, facts.new, decision.flags.any(DIRECT_EN), jmp_bit)?,
+        _ => call_to(
+            ip,
+            facts.new_target()?,
+            decision.flags.any(DIRECT_EN),
+            jmp_bit,
+        )?,
     };
     Ok(X86Change { ip, old, new })
 }

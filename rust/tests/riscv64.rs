@@ -764,8 +764,8 @@ fn checks_and_kprobes() {
     let facts = Facts {
         ip,
         flags: RecFlags::from_raw(1 | CALL_OPS),
-        new: CALLER,
-        curr: 0,
+        new: Some(CALLER),
+        curr: None,
         unique: Some(OPS_A),
     };
     let d = decide(facts.flags, true);
@@ -832,8 +832,8 @@ fn plan_update_rules() {
     let facts = |flags, new, curr| Facts {
         ip,
         flags,
-        new,
-        curr,
+        new: Some(new),
+        curr: Some(curr),
         unique: Some(OPS_A),
     };
     // A far direct trampoline: the jalr goes to the caller, the literal
@@ -874,6 +874,10 @@ fn plan_update_rules() {
     let d = decide(f.flags, true);
     assert_eq!(d.update, Update::Ignore);
     assert_eq!(plan_update(&f, &d, CALLER), Err(PlanError::Nothing));
+    // A target the facts were gathered without is refused, not guessed.
+    let g = Facts { curr: None, ..f };
+    let d = decide(g.flags, false);
+    assert_eq!(plan_update(&g, &d, CALLER), Err(PlanError::Unknown));
     // A misaligned site.
     let f = Facts { ip: ip + 4, ..f };
     let d = decide(RecFlags::from_raw(1), true);

@@ -194,6 +194,7 @@ use crate::rfcore::{
         walk_takes,
         Reach, //
     },
+    select::Need,
     update::{
         self,
         Arch,
@@ -1553,12 +1554,12 @@ impl VecRecords for Sim {
         self.recs[rec].flags = flags;
     }
 
-    fn facts(&mut self, rec: usize, _want_unique: bool) -> Facts {
+    fn facts(&mut self, rec: usize, need: Need) -> Facts {
         Facts {
             ip: self.recs[rec].ip,
             flags: RecFlags::from_raw(self.recs[rec].flags),
-            new: self.addr_new(rec),
-            curr: self.addr_curr(rec),
+            new: need.new.then(|| self.addr_new(rec)),
+            curr: need.curr.then(|| self.addr_curr(rec)),
             unique: None,
         }
     }

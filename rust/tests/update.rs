@@ -24,7 +24,7 @@ use super::util::{note, seed, Ev, Log, Rng, SimX86 as X86, VecRecords, VecStore,
 use crate::rfcore::arm64::{self as a64, Arm64Change, LayoutError, ReachError, Write};
 use crate::rfcore::flags::RecFlags;
 use crate::rfcore::record::{Decision, Update};
-use crate::rfcore::select::{self, Callers, OpsList};
+use crate::rfcore::select::{self, Callers, Choice, Need, OpsList};
 use crate::rfcore::update::{
     single, update_all, update_one, Arch, Counts, EncodeFault, Errno, Facts, Failure, Insn, Single,
     Verdict,
@@ -180,12 +180,13 @@ impl VecRecords for Table {
         self.log.borrow_mut().push(Ev::Store(rec));
         self.recs[rec].flags = flags;
     }
-    fn facts(&mut self, rec: usize, want_unique: bool) -> Facts {
+    fn facts(&mut self, rec: usize, need: Need) -> Facts {
         self.gathers += 1;
         let (ip, flags) = (self.recs[rec].ip, RecFlags::from_raw(self.recs[rec].flags));
         let (mut ops, mut calls) = self.ops_and_calls();
-        let g = select::gather(&mut ops, &mut calls, ip, flags, want_unique);
-        self.problems += u64::from(g.new.problem.is_some()) + u64::from(g.curr.problem.is_some());
+        let g = select::gather(&mut ops, &mut calls, ip, flags, need);
+        let problem = |c: Option<Choice>| u64::from(c.is_some_and(|c| c.problem.is_some()));
+        self.problems += problem(g.new) + problem(g.curr);
         Facts::from_gathered(ip, flags, &g, ops_addr)
     }
     fn unique(&mut self, rec: usize) -> Option<u64> {
@@ -721,8 +722,13 @@ fn checked_pass<A: SimArch>(w: &mut World<A>, enable: bool, room: usize) -> Coun
                 ..w.t.recs[i]
             };
             assert_eq!((f.ip, f.flags.raw()), (site.ip, before[i]));
-            assert_eq!(f.new, target_new(&site, A::CALLER, A::REGS_CALLER));
-            assert_eq!(f.curr, target_curr(&site, A::CALLER, A::REGS_CALLER));
+            // Exactly the targets the update uses: the new one for a call,
+            // the current one for a site that calls now.
+            let calls = d.update != Update::MakeNop;
+            let called = d.update != Update::MakeCall;
+            let new = calls.then(|| target_new(&site, A::CALLER, A::REGS_CALLER));
+            let curr = called.then(|| target_curr(&site, A::CALLER, A::REGS_CALLER));
+            assert_eq!((f.new, f.curr), (new, curr), "record {i}");
             let unique = A::CALL_OPS && has(planned[i].1, bit::CALL_OPS_EN);
             assert_eq!(f.unique, unique.then(|| ops_addr(i)), "record {i}");
         }
@@ -1185,8 +1191,8 @@ fn x86_unencodable_target_is_refused() {
     let facts = Facts {
         ip,
         flags: RecFlags::from_raw(0),
-        new: 0,
-        curr: 0,
+        new: Some(0),
+        curr: Some(0),
         unique: None,
     };
     let d = Decision {
@@ -1207,6 +1213,21 @@ fn x86_unencodable_target_is_refused() {
         x86c::plan_update(&facts, &d, false),
         Err(Failure::Encode(EncodeFault::Nothing))
     );
+    // A target the facts were gathered without is refused, not taken as 0.
+    let unknown = Err(Failure::Encode(EncodeFault::Unknown));
+    let no_new = Facts { new: None, ..facts };
+    let no_curr = Facts {
+        curr: None,
+        ..facts
+    };
+    for (update, facts) in [
+        (Update::MakeCall, no_new),
+        (Update::ModifyCall, no_curr),
+        (Update::MakeNop, no_curr),
+    ] {
+        let d = Decision { update, ..d };
+        assert_eq!(x86c::plan_update(&facts, &d, false), unknown, "{update:?}");
+    }
 
     // A missing direct entry is a problem of the selection, not of the
     // plan: the site calls the caller.

@@ -21,6 +21,7 @@ use std::vec::Vec;
 
 use crate::rfcore::flags::RecFlags;
 use crate::rfcore::record::{Decision, Update};
+use crate::rfcore::select::Need;
 use crate::rfcore::update::{Arch, Facts, Failure, Records, Store};
 use crate::rfcore::x86::{self as x86c, X86Change, INSN_SIZE};
 
@@ -116,7 +117,7 @@ pub trait VecRecords {
     /// Stores the flags word of record `rec`.
     fn set_flags(&mut self, rec: usize, flags: u64);
     /// [`Records::gather`].
-    fn facts(&mut self, rec: usize, want_unique: bool) -> Facts;
+    fn facts(&mut self, rec: usize, need: Need) -> Facts;
     /// [`Records::unique`].
     fn unique(&mut self, rec: usize) -> Option<u64>;
     /// [`Records::shadow`]; nothing by default.
@@ -159,8 +160,8 @@ impl<T: VecRecords> Records for Walk<'_, T> {
         self.0.set_flags(rec, flags.raw());
     }
 
-    fn gather(&mut self, rec: usize, want_unique: bool) -> Facts {
-        self.0.facts(rec, want_unique)
+    fn gather(&mut self, rec: usize, need: Need) -> Facts {
+        self.0.facts(rec, need)
     }
 
     fn unique(&mut self, rec: usize) -> Option<u64> {
