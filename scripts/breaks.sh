@@ -29,7 +29,7 @@ break_def() { # NAME
 	shadow-skipped)
 		BREAK_WHAT="the update pass goes around the shadow comparator"
 		BREAK_FILE=rust/kside/pass.rs
-		BREAK_PERL='s/(STATS\.checks\.add\(1, Relaxed\);\n    if )!cfg!\(CONFIG_FTRACE_RUST_CORE_SHADOW\)/${1}true/'
+		BREAK_PERL='s/(pub\(crate\) fn shadow\(rec: Rec<\x27_>, enable: bool, decision: &Decision, facts: Option<&Facts>\) \{\n    if )!cfg!\(CONFIG_FTRACE_RUST_CORE_SHADOW\)/${1}true/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;
 	decision-modified)
