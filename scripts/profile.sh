@@ -41,7 +41,8 @@ done
 [ "$RFT_ARCH" = x86_64 ] || die "profile.sh: x86_64 only"
 mkdir -p "$out"
 plugin=$BUILD/tbcount.so
-if [ ! -f "$plugin" ] || [ "$top/tools/tbcount/tbcount.c" -nt "$plugin" ]; then
+if [ ! -f "$plugin" ] || [ "$top/tools/tbcount/tbcount.c" -nt "$plugin" ] ||
+	[ "$top/tools/tbcount/qemu-plugin-api.h" -nt "$plugin" ]; then
 	cc -O2 -Wall -shared -fPIC -o "$plugin" "$top/tools/tbcount/tbcount.c"
 fi
 

@@ -11,7 +11,7 @@
  *   <start address, hex> <instructions> <runs> <runs in slot 0> <runs in slot 1>
  *
  * Only the plugin entry points QEMU has exported since API version 2 are
- * used, declared here; QEMU's own header is not needed to build it.
+ * used (qemu-plugin-api.h); QEMU's own header is not needed to build it.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,20 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef uint64_t qemu_plugin_id_t;
-struct qemu_info_t;
-struct qemu_plugin_tb;
-
-typedef void (*tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
-typedef void (*vcpu_udata_cb_t)(unsigned int vcpu, void *udata);
-typedef void (*udata_cb_t)(qemu_plugin_id_t id, void *udata);
-
-void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, tb_trans_cb_t cb);
-void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, vcpu_udata_cb_t cb,
-					  int flags, void *udata);
-size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
-uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
-void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, udata_cb_t cb, void *udata);
+#include "qemu-plugin-api.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
