@@ -423,31 +423,12 @@ pub fn gather<L: OpsList, C: Callers>(
     // One target alone (the common case: a site gaining or losing its
     // call) is the one function that answers it; no bookkeeping for the
     // answers not asked.
-    if !need.unique {
-        match (need.new, need.curr) {
-            (false, false) => {
-                return Gathered {
-                    new: None,
-                    curr: None,
-                    unique: None,
-                }
-            }
-            (true, false) => {
-                return Gathered {
-                    new: Some(addr_new(list, callers, ip, flags)),
-                    curr: None,
-                    unique: None,
-                }
-            }
-            (false, true) => {
-                return Gathered {
-                    new: None,
-                    curr: Some(addr_curr(list, callers, ip, flags)),
-                    unique: None,
-                }
-            }
-            (true, true) => {}
-        }
+    if !(need.unique || need.new && need.curr) {
+        return Gathered {
+            new: need.new.then(|| addr_new(list, callers, ip, flags)),
+            curr: need.curr.then(|| addr_curr(list, callers, ip, flags)),
+            unique: None,
+        };
     }
     gather_walk(list, callers, ip, flags, need)
 }
