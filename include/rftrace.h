@@ -363,11 +363,8 @@ int ftrace_c_check_record(struct dyn_ftrace *rec, bool enable, bool update);
 bool ftrace_c_rec_account(struct dyn_ftrace *rec, struct ftrace_ops *ops,
 			  bool inc);
 bool ftrace_c_rec_ops_need_regs(struct dyn_ftrace *rec);
-/* The ops list walk of do_for_each_ftrace_op(); @old: old_hash. */
-struct ftrace_ops *ftrace_c_ops_head(void);
-struct ftrace_ops *ftrace_c_ops_next(struct ftrace_ops *op);
+/* hash_contains_ip() of @op's hashes (@old: its old_hash) for @ip. */
 bool ftrace_c_ops_covers(struct ftrace_ops *op, unsigned long ip, bool old);
-struct ftrace_ops *ftrace_c_removed_ops(void);
 unsigned long ftrace_c_get_addr_new(struct dyn_ftrace *rec);
 unsigned long ftrace_c_get_addr_curr(struct dyn_ftrace *rec);
 struct ftrace_ops *ftrace_c_find_unique_ops(struct dyn_ftrace *rec);

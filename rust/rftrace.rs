@@ -39,7 +39,8 @@ use rfcore::{
     account::{
         self,
         AccountError,
-        CallOps, //
+        CallOps,
+        OpsProps, //
     },
     record::{
         decide,
@@ -251,72 +252,105 @@ fn call_ops_mode() -> CallOps {
     }
 }
 
-/// Per-record accounting for one ops (the body of the kernel's
-/// `__ftrace_hash_rec_update()` loop): one more user of `rec` if `inc`,
-/// one less otherwise. Returns false on a reference count overflow or
-/// underflow, leaving the record as it was; the caller warns and stops
-/// ftrace.
+/// The accounting of one ops over records (the body of the kernel's
+/// `__ftrace_hash_rec_update()` loop): one more user of a record if `inc`,
+/// one less otherwise. What does not change from record to record (the
+/// ops' properties, the arch's mode) is read once, when it is made, and
+/// the records accounted are added to the stats once, when it goes.
 ///
 /// On an arch with per-site ops literals the `CALL_OPS` request after a
 /// removal follows the ops that is left (see `account::remove`), as in C
 /// since the series' fix of 7.2's rule, which followed the ops removed;
 /// the removals where the two rules differ are counted
 /// (`call_ops_survivor_rule`).
-pub(crate) fn account_rec(rec: Rec<'_>, ops: Ops<'_>, inc: bool) -> bool {
-    let mode = call_ops_mode();
-    let before = rec.flags();
-    let props = ops.props();
-    let mut others = KernelOthers::new(rec, ops);
-    let result = if inc {
-        account::add(before, props, mode)
-    } else {
-        account::remove(before, props, mode, &mut others)
-    };
-    if others
-        .survivor_ok
-        .is_some_and(|left| left != props.call_ops_ok)
-    {
-        STATS.survivor_rule.add(1, Relaxed);
+pub(crate) struct Accounting<'a> {
+    ops: Ops<'a>,
+    props: OpsProps,
+    mode: CallOps,
+    inc: bool,
+    accounted: u64,
+    survivor_rule: u64,
+}
+
+impl<'a> Accounting<'a> {
+    /// The accounting of `ops`, adding a user if `inc`.
+    pub(crate) fn new(ops: Ops<'a>, inc: bool) -> Self {
+        Accounting {
+            ops,
+            props: ops.props(),
+            mode: call_ops_mode(),
+            inc,
+            accounted: 0,
+            survivor_rule: 0,
+        }
     }
-    if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-        let (c_ok, c_flags) = kside::env::c_account(rec, ops, inc);
-        STATS.shadow_checks.add(1, Relaxed);
-        let same = match result {
-            Ok(flags) => c_ok && c_flags == flags,
-            Err(_) => !c_ok,
+
+    /// Accounts `rec`. Returns false on a reference count overflow or
+    /// underflow, leaving the record as it was; the caller warns and stops
+    /// ftrace.
+    #[inline(always)]
+    pub(crate) fn rec(&mut self, rec: Rec<'_>) -> bool {
+        let before = rec.flags();
+        let props = self.props;
+        let mut others = KernelOthers::new(rec, self.ops);
+        let result = if self.inc {
+            account::add(before, props, self.mode)
+        } else {
+            account::remove(before, props, self.mode, &mut others)
         };
-        if !same {
-            shadow_diff(format_args!(
-                "accounting differs for {:#x} flags {:#x} inc {} ops {:?}: Rust {:?}, C {} {:#x}",
-                rec.ip(),
-                before.raw(),
-                inc,
-                props,
-                result,
-                c_ok,
-                c_flags.raw()
-            ));
+        if others
+            .survivor_ok
+            .is_some_and(|left| left != props.call_ops_ok)
+        {
+            self.survivor_rule = self.survivor_rule.saturating_add(1);
+        }
+        if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
+            let (c_ok, c_flags) = kside::env::c_account(rec, self.ops, self.inc);
+            STATS.shadow_checks.add(1, Relaxed);
+            let same = match result {
+                Ok(flags) => c_ok && c_flags == flags,
+                Err(_) => !c_ok,
+            };
+            if !same {
+                shadow_diff(format_args!(
+                    "accounting differs for {:#x} flags {:#x} inc {} ops {:?}: Rust {:?}, C {} {:#x}",
+                    rec.ip(),
+                    before.raw(),
+                    self.inc,
+                    props,
+                    result,
+                    c_ok,
+                    c_flags.raw()
+                ));
+            }
+        }
+        match result {
+            Ok(flags) => {
+                rec.set_flags(flags);
+                self.accounted = self.accounted.saturating_add(1);
+                true
+            }
+            Err(e) => {
+                let what = match e {
+                    AccountError::Overflow => "overflow",
+                    AccountError::Underflow => "underflow",
+                };
+                kernel::pr_err!(
+                    "reference count {} on the record at {:#x} (flags {:#x})\n",
+                    what,
+                    rec.ip(),
+                    before.raw()
+                );
+                false
+            }
         }
     }
-    match result {
-        Ok(flags) => {
-            rec.set_flags(flags);
-            STATS.accounted.add(1, Relaxed);
-            true
-        }
-        Err(e) => {
-            let what = match e {
-                AccountError::Overflow => "overflow",
-                AccountError::Underflow => "underflow",
-            };
-            kernel::pr_err!(
-                "reference count {} on the record at {:#x} (flags {:#x})\n",
-                what,
-                rec.ip(),
-                before.raw()
-            );
-            false
-        }
+}
+
+impl Drop for Accounting<'_> {
+    fn drop(&mut self) {
+        bump(&STATS.accounted, self.accounted);
+        bump(&STATS.survivor_rule, self.survivor_rule);
     }
 }
 
@@ -399,10 +433,17 @@ pub(crate) unsafe fn scan_call_sites(
 /// flags if `update` (and there is something to do), and sets the bug type
 /// `ftrace_bug()` would print.
 pub(crate) fn check_record(rec: Rec<'_>, enable: bool, update: bool) -> Decision {
-    let decision = decide(rec.flags(), enable);
-    // The one comparator, as in the update pass; counted here (a pass
-    // counts its records once, when it is over).
+    // Counted here; a walk over many records counts them once, when it is
+    // over, and calls [`decide_record()`].
     STATS.checks.add(1, Relaxed);
+    decide_record(rec, enable, update)
+}
+
+/// [`check_record()`] without counting the check.
+#[inline]
+pub(crate) fn decide_record(rec: Rec<'_>, enable: bool, update: bool) -> Decision {
+    let decision = decide(rec.flags(), enable);
+    // The one comparator, as in the update pass.
     kside::pass::shadow(rec, enable, &decision, None);
     if update && decision.update != Update::Ignore {
         rec.set_flags(decision.flags);

@@ -159,7 +159,7 @@ pub(crate) unsafe extern "C" fn rftrace_account(
         // SAFETY: a registered ops (function contract).
         let ops = unsafe { Ops::from_raw(ops, lock) };
         match (records::find(rec, lock), ops) {
-            (Some(rec), Some(ops)) => crate::account_rec(rec, ops, inc),
+            (Some(rec), Some(ops)) => crate::Accounting::new(ops, inc).rec(rec),
             _ => false,
         }
     })

@@ -10,7 +10,10 @@
 
 use core::{
     marker::PhantomData,
-    ptr::NonNull, //
+    ptr::{
+        self,
+        NonNull, //
+    }, //
 };
 
 use kernel::{
@@ -19,11 +22,15 @@ use kernel::{
         c_char,
         c_int,
         c_ulong, //
-    }, //
+    },
+    sync::atomic::Atomic, //
 };
 
 use crate::{
-    kside::lock::FtraceLocked,
+    kside::lock::{
+        FtraceCell,
+        FtraceLocked, //
+    },
     rfcore::{
         account::{
             OpsProps,
@@ -365,6 +372,39 @@ impl Others for KernelOthers<'_> {
     }
 }
 
+/// `ftrace_list_end`, the list's end marker.
+pub(crate) fn list_end() -> *mut bindings::ftrace_ops {
+    ptr::addr_of_mut!(bindings::ftrace_list_end)
+}
+
+/// The head of the ops list, `ftrace_ops_list`.
+pub(crate) fn head(_lock: &FtraceLocked) -> &Atomic<*mut bindings::ftrace_ops> {
+    // SAFETY: a static, aligned pointer that lives forever; its readers
+    // use `rcu_dereference()` and its writers hold ftrace_lock (`_lock`),
+    // so every access is atomic or excluded by the lock.
+    unsafe { Atomic::from_ptr(ptr::addr_of_mut!(bindings::ftrace_ops_list)) }
+}
+
+/// The `next` link of `ops`.
+pub(crate) fn next(ops: Ops<'_>) -> &Atomic<*mut bindings::ftrace_ops> {
+    // SAFETY: `ops` is live while the borrow lasts (type invariants of
+    // `Ops`), and its `next` is read with `rcu_dereference()` and written
+    // only under ftrace_lock, which `ops` proves held.
+    unsafe { Atomic::from_ptr(ptr::addr_of_mut!((*ops.as_ptr()).next)) }
+}
+
+/// The ops being removed (7.2's `removed_ops`), as the registry marks it
+/// ([`set_removed_ops()`]): its address, 0 when no ops is being removed.
+/// The target walks read it here, without a call into C.
+static REMOVED_OPS: FtraceCell<usize> = FtraceCell::new(0);
+
+/// Marks `ops` as the ops being removed (`None`: none is). The registry
+/// calls it where it sets the C side's `removed_ops`, which C's own
+/// target walks (the shadow comparator's) read.
+pub(crate) fn set_removed_ops(ops: Option<Ops<'_>>, lock: &FtraceLocked) {
+    REMOVED_OPS.set(lock, ops.map_or(0, |op| op.as_ptr() as usize));
+}
+
 /// An entry of the kernel's ops list, or the list's end marker.
 ///
 /// # Invariants
@@ -433,17 +473,14 @@ impl<'a> ListOps<'a> {
 /// Walks are counted, and added to `ops_list_walks` in the stats when the
 /// list handle goes (one update of the stats per pass, not per walk).
 pub(crate) struct KernelOpsList<'a> {
-    _lock: &'a FtraceLocked,
+    lock: &'a FtraceLocked,
     walks: u64,
 }
 
 impl<'a> KernelOpsList<'a> {
     /// The list, readable while `ftrace_lock` is held.
     pub(crate) fn new(lock: &'a FtraceLocked) -> Self {
-        KernelOpsList {
-            _lock: lock,
-            walks: 0,
-        }
+        KernelOpsList { lock, walks: 0 }
     }
 
     /// The walks begun through this handle.
@@ -471,14 +508,21 @@ impl<'a> OpsList for KernelOpsList<'a> {
 
     fn head(&mut self) -> Option<ListOps<'a>> {
         self.walks = self.walks.saturating_add(1);
-        // SAFETY: under ftrace_lock (`_lock`). The head is never null in
-        // the kernel (`ftrace_list_end` when the list is empty).
-        Self::wrap(unsafe { bindings::ftrace_c_ops_head() })
+        // SAFETY: a static that lives forever, written only under
+        // ftrace_lock, which `self.lock` proves held: no write overlaps
+        // this read. As `do_for_each_ftrace_op()`, the head is visited
+        // even when it is `ftrace_list_end` (an empty list).
+        Self::wrap(unsafe { ptr::addr_of!(bindings::ftrace_ops_list).read() })
     }
 
     fn next(&mut self, op: ListOps<'a>) -> Option<ListOps<'a>> {
-        // SAFETY: `op` is on the list, under ftrace_lock.
-        Self::wrap(unsafe { bindings::ftrace_c_ops_next(op.as_ptr()) })
+        // SAFETY: `op` is a live ops whose `next` is written only under
+        // ftrace_lock, held for `'a` (type invariants of `ListOps`).
+        let to = unsafe { (*op.as_ptr()).next };
+        if to == list_end() {
+            return None;
+        }
+        Self::wrap(to)
     }
 
     fn trampoline(&mut self, op: ListOps<'a>) -> u64 {
@@ -503,8 +547,10 @@ impl<'a> OpsList for KernelOpsList<'a> {
     }
 
     fn removed(&mut self) -> Option<ListOps<'a>> {
-        // SAFETY: reads a pointer set and cleared under ftrace_lock.
-        Self::wrap(unsafe { bindings::ftrace_c_removed_ops() })
+        // INVARIANT (of the `ListOps` made): the address of the ops being
+        // removed, live until the registry clears the mark, under
+        // ftrace_lock.
+        Self::wrap(REMOVED_OPS.get(self.lock) as *mut bindings::ftrace_ops)
     }
 }
 

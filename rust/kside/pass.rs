@@ -235,7 +235,7 @@ impl<'a> Records for KernelRecords<'a> {
         rec.set_flags(flags)
     }
 
-    #[inline]
+    #[inline(always)]
     fn gather(&mut self, rec: Rec<'a>, need: Need) -> Facts {
         gather(&mut self.list, rec, need)
     }
@@ -261,7 +261,7 @@ impl<'a> Records for KernelRecords<'a> {
 
 /// The facts `need` asks for about `rec`, from one walk of `list`; the
 /// problems met are reported as the C core reports them.
-#[inline]
+#[inline(always)]
 fn gather<'a>(list: &mut KernelOpsList<'a>, rec: Rec<'a>, need: Need) -> Facts {
     let flags = rec.flags();
     let g = select::gather(list, &mut KernelCallers, rec.ip(), flags, need);

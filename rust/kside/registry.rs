@@ -42,6 +42,10 @@ use kernel::{
 use crate::{
     bump,
     kside::env::{
+        head,
+        list_end,
+        next,
+        set_removed_ops,
         Ops,
         Rec, //
     },
@@ -86,27 +90,6 @@ const _: () = {
     assert!(ops_fl::RCU == bindings::FTRACE_OPS_FL_RCU as u64);
     assert!(ops_fl::PERMANENT == bindings::FTRACE_OPS_FL_PERMANENT as u64);
 };
-
-/// `ftrace_list_end`, the list's end marker.
-fn list_end() -> *mut bindings::ftrace_ops {
-    ptr::addr_of_mut!(bindings::ftrace_list_end)
-}
-
-/// The head of the ops list, `ftrace_ops_list`.
-fn head(_lock: &FtraceLocked) -> &Atomic<*mut bindings::ftrace_ops> {
-    // SAFETY: a static, aligned pointer that lives forever; its readers
-    // use `rcu_dereference()` and its writers hold ftrace_lock (`_lock`),
-    // so every access is atomic or excluded by the lock.
-    unsafe { Atomic::from_ptr(ptr::addr_of_mut!(bindings::ftrace_ops_list)) }
-}
-
-/// The `next` link of `ops`.
-fn next(ops: Ops<'_>) -> &Atomic<*mut bindings::ftrace_ops> {
-    // SAFETY: `ops` is live while the borrow lasts (type invariants of
-    // `Ops`), and its `next` is read with `rcu_dereference()` and written
-    // only under ftrace_lock, which `ops` proves held.
-    unsafe { Atomic::from_ptr(ptr::addr_of_mut!((*ops.as_ptr()).next)) }
-}
 
 /// The flags word of `ops`, which lockless readers (the list function)
 /// read too.
@@ -458,7 +441,7 @@ impl<'a> Stopped<'a> {
     /// Runs the update pass with `command`, the ops marked as the one
     /// being removed for its duration.
     fn update_sites(&self, command: c_int) {
-        mark_removing(self.ops, true);
+        mark_removing(self.ops, true, self.lock);
         // INVARIANT: marked.
         Removing {
             ops: self.ops,
@@ -488,7 +471,7 @@ impl Removing<'_> {
         // SAFETY: under ftrace_lock; the update pass.
         unsafe { bindings::ftrace_c_run_update_code(command) };
         sweep(self.lock);
-        mark_removing(self.ops, false);
+        mark_removing(self.ops, false, self.lock);
     }
 }
 
@@ -558,10 +541,11 @@ pub(crate) fn shutdown(
 
 /// Marks `ops` as the ops being removed (`removed_ops`) and points its old
 /// hashes at its current ones, or with `!on` clears that.
-fn mark_removing(ops: Ops<'_>, on: bool) {
+fn mark_removing(ops: Ops<'_>, on: bool, lock: &FtraceLocked) {
     // SAFETY: `ops` is live and ftrace_lock is held (type invariants of
     // `Ops`).
     unsafe { bindings::ftrace_c_removing(ops.as_ptr(), on) };
+    set_removed_ops(on.then_some(ops), lock);
 }
 
 /// `ftrace_kill()`: stops every update until reboot.
@@ -705,12 +689,18 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
             count: filter.count(),
         }
     };
+    // An empty notrace hash excludes nothing: no lookup per record.
+    let any_notrace = notrace.count() != 0;
     bump(&STATS.account_walks, 1);
     let mut recs = KernelRecords::new(lock);
+    let mut accounting = crate::Accounting::new(ops, inc);
     let mut update = false;
     let mut counted: u64 = 0;
     let mut at = recs.first();
-    while let Some(cursor) = at {
+    let result = loop {
+        let Some(cursor) = at else {
+            break Ok(update);
+        };
         let rec: Rec<'_> = recs.record(cursor);
         at = recs.next(cursor);
         if !registry::walk_takes(rec.flags()) {
@@ -724,20 +714,22 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
         if matches!(reach, Reach::Filter { .. }) && !in_filter {
             continue;
         }
-        if !registry::walk_matches(reach, in_filter, notrace.contains(ip)) {
+        let in_notrace = any_notrace && notrace.contains(ip);
+        if !registry::walk_matches(reach, in_filter, in_notrace) {
             continue;
         }
-        if !crate::account_rec(rec, ops, inc) {
-            return Err(());
+        if !accounting.rec(rec) {
+            break Err(());
         }
         counted = counted.saturating_add(1);
         // What the update pass will do with the record.
-        update |= crate::check_record(rec, true, false).update != Update::Ignore;
+        update |= crate::decide_record(rec, true, false).update != Update::Ignore;
         if let Reach::Filter { count } = reach {
             if counted == count {
-                break;
+                break Ok(update);
             }
         }
-    }
-    Ok(update)
+    };
+    bump(&STATS.checks, counted);
+    result
 }

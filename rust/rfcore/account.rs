@@ -88,6 +88,7 @@ fn call_ops_bit(flags: RecFlags, eligible: bool, call_ops: CallOps) -> RecFlags 
 }
 
 /// `ops` starts tracing the record.
+#[inline]
 pub fn add(flags: RecFlags, ops: OpsProps, call_ops: CallOps) -> Result<RecFlags, AccountError> {
     // The kernel treats reaching REF_MAX as the overflow (it warns when the
     // incremented count equals it), so the largest usable count is one less.
@@ -95,7 +96,8 @@ pub fn add(flags: RecFlags, ops: OpsProps, call_ops: CallOps) -> Result<RecFlags
     if count.saturating_add(1) >= REF_MAX {
         return Err(AccountError::Overflow);
     }
-    let mut next = RecFlags::from_raw(flags.raw() + 1);
+    // The count is below REF_MAX: one more does not carry into the flags.
+    let mut next = RecFlags::from_raw(flags.raw().saturating_add(1));
     if ops.direct {
         next = next.with(DIRECT);
     }
@@ -127,6 +129,7 @@ pub fn add(flags: RecFlags, ops: OpsProps, call_ops: CallOps) -> Result<RecFlags
 /// about the survivor ([`Others::survivor_call_ops_ok`]). If no single
 /// survivor can be found, the request is cleared: the list function is
 /// correct for any set of ops.
+#[inline(always)]
 pub fn remove(
     flags: RecFlags,
     ops: OpsProps,
@@ -139,6 +142,7 @@ pub fn remove(
     Ok(call_ops_bit(next, eligible, call_ops))
 }
 
+#[inline(always)]
 fn remove_counts(
     flags: RecFlags,
     ops: OpsProps,
@@ -148,7 +152,8 @@ fn remove_counts(
     if count == 0 {
         return Err(AccountError::Underflow);
     }
-    let mut next = RecFlags::from_raw(flags.raw() - 1);
+    // The count is not 0: one less does not borrow from the flags.
+    let mut next = RecFlags::from_raw(flags.raw().saturating_sub(1));
     let left = next.count();
     // Only the direct ops sets DIRECT; when it goes, so does the request.
     if ops.direct {

@@ -412,7 +412,7 @@ fn covers_once<L: OpsList>(list: &mut L, op: L::Ops, ip: u64, seen: &mut Option<
 /// walked when one of them needs it (a trampoline route, or the unique ops),
 /// its head is asked for at most once, and the walk stops as soon as every
 /// answer is known. The direct-table lookup is made at most once too.
-#[inline]
+#[inline(always)]
 pub fn gather<L: OpsList, C: Callers>(
     list: &mut L,
     callers: &mut C,

@@ -480,6 +480,7 @@ pub fn need<A: Arch>(decision: &Decision) -> Need {
 
 /// Gathers what a plan of `decision` needs about a record, counting the
 /// walk.
+#[inline(always)]
 fn gather<R: Records, A: Arch>(
     recs: &mut R,
     rec: R::Rec,
