@@ -3,11 +3,12 @@
 """Function-by-function guest instruction counts of two kernels, from the
 counts of tools/tbcount (see scripts/profile.sh).
 
-profile-report.py [--slots sysctl|listing] [--top N] A A.tbcount B B.tbcount
+profile-report.py [--slots sysctl|listing|tracer] [--top N] A A.tbcount B B.tbcount
 
 A block's instructions go to the function whose symbol (from the variant's
 vmlinux) starts at or before it. With "sysctl" the two window slots are
-printed apart ("off": ftrace_enabled 0, "on": 1); with "listing" they are
+printed apart ("off": ftrace_enabled 0, "on": 1), with "tracer" too
+("off": echo nop, "on": echo function); with "listing" they are
 summed.
 """
 import argparse
@@ -49,7 +50,7 @@ def load(path, syms, slots):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--slots', default='sysctl', choices=['sysctl', 'listing'])
+    ap.add_argument('--slots', default='sysctl', choices=['sysctl', 'listing', 'tracer'])
     ap.add_argument('--top', type=int, default=25)
     ap.add_argument('a')
     ap.add_argument('a_counts')
@@ -60,6 +61,9 @@ def main():
     parts = [('off (ftrace_enabled 0)', [0]), ('on (ftrace_enabled 1)', [1])]
     if o.slots == 'listing':
         parts = [('reads of enabled_functions', [0, 1])]
+    elif o.slots == 'tracer':
+        parts = [('off (echo nop >current_tracer)', [1]),
+                 ('on (echo function >current_tracer)', [0])]
     for label, slots in parts:
         a = load(o.a_counts, sa, slots)
         b = load(o.b_counts, sb, slots)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# profile.sh [--what sysctl|listing] [--reps N] [--out DIR] VARIANT...
+# profile.sh [--what sysctl|listing|tracer] [--reps N] [--out DIR] VARIANT...
 #
 # Where the guest instructions of one operation go, function by function,
 # for each x86_64 VARIANT (built already), from QEMU's TCG plugin
@@ -13,6 +13,10 @@
 #            counted apart)
 #   listing  with the function tracer on, N reads of enabled_functions
 #            (windows from seq_read_iter to the next syscall entry)
+#   tracer   N times: the function tracer on, then off (the bench's
+#            whole-table rows without the listing; windows from
+#            tracing_set_trace_write to the next syscall entry, "on" and
+#            "off" counted apart)
 #
 # Each guest boots in shell mode with the commands piped in; the counts are
 # in DIR/VARIANT.tbcount, and scripts/profile-report.py prints the table of
@@ -37,7 +41,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ $# -ge 1 ] || die "usage: profile.sh [--what sysctl|listing] [--reps N] [--out DIR] VARIANT..."
+[ $# -ge 1 ] || die "usage: profile.sh [--what sysctl|listing|tracer] [--reps N] [--out DIR] VARIANT..."
 [ "$RFT_ARCH" = x86_64 ] || die "profile.sh: x86_64 only"
 mkdir -p "$out"
 plugin=$BUILD/tbcount.so
@@ -53,6 +57,9 @@ sysctl)
 listing)
 	arm_sym=seq_read_iter
 	loop="for i in \$(seq $reps); do wc -l <enabled_functions; done" ;;
+tracer)
+	arm_sym=tracing_set_trace_write
+	loop="for i in \$(seq $reps); do echo function >current_tracer; echo nop >current_tracer; done" ;;
 *) die "unknown --what $what" ;;
 esac
 
@@ -62,11 +69,16 @@ for v in "$@"; do
 	arm=$(nm "$vm" | awk -v s="$arm_sym" '$3 == s { print $1 }')
 	disarm=$(nm "$vm" | awk '$3 == "do_syscall_64" { print $1 }')
 	[ -n "$arm" ] && [ -n "$disarm" ] || die "$vm: no $arm_sym or do_syscall_64"
-	cmds="cd /sys/kernel/tracing; echo 0 >tracing_on; echo function >current_tracer; $loop; echo nop >current_tracer; echo PROFILE-DONE; poweroff -f"
+	start="echo function >current_tracer;" stop="echo nop >current_tracer;"
+	[ "$what" = tracer ] && start= stop=
+	cmds="cd /sys/kernel/tracing; echo 0 >tracing_on; $start $loop; $stop echo PROFILE-DONE; poweroff -f"
 	step "profile: $v ($what, $reps times)"
 	rm -f "$out/$v.tbcount"
-	# The shell reads the commands once it is up (boot: under a minute).
-	(sleep "${RFT_BOOTWAIT:-60}"; printf '%s\n' "$cmds"; sleep 600) |
+	# The shell reads the commands once it is up (boot: under a minute);
+	# its input stays open until the plugin has written the counts (at
+	# the guest's exit), or 10 minutes.
+	(sleep "${RFT_BOOTWAIT:-60}"; printf '%s\n' "$cmds"
+	 for _ in $(seq 300); do [ -s "$out/$v.tbcount" ] && break; sleep 2; done) |
 		RFT_QEMU_ARGS="-plugin $plugin,out=$out/$v.tbcount,arm=$arm,disarm=$disarm" \
 		RFT_TIMEOUT=900 timeout 900 "$top/scripts/run-guest.sh" "$v" shell \
 		>"$out/$v.log" 2>&1 || true
