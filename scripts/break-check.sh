@@ -77,6 +77,11 @@ for name in "${names[@]}"; do
 		line=$(grep -v '^#' "$res" 2>/dev/null | awk -v t="$t" '$1 == t' | head -1)
 		[ -n "$line" ] && [ "$(echo "$line" | awk '{ print $2 }')" != PASS ] && caught=1
 		seen="ftracetest: ${line:-no result for $t}" ;;
+	panic-check)
+		plog=$BUILD/break-$atag$name-panic.log
+		python3 "$top/scripts/panic-check.py" --objdump "${CROSS}objdump" \
+			"$BUILD/out-$RFT_ARCH-$BREAK_VARIANT/vmlinux" >"$plog" 2>&1 || caught=1
+		seen=$(tail -n 1 "$plog") ;;
 	*) die "break $name: unknown expectation $BREAK_EXPECT" ;;
 	esac
 	if [ $caught = 1 ]; then

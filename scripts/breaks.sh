@@ -12,14 +12,22 @@
 #                  KUnit boot logs a kernel warning) or selftest:FILE.tc
 #                  (that file of selftests/rftrace fails) or
 #                  ftracetest:FILE (that upstream ftracetest file does not
-#                  pass within BREAK_TIMEOUT seconds, default 600)
+#                  pass within BREAK_TIMEOUT seconds, default 600) or
+#                  panic-check (scripts/panic-check.py finds a panic call
+#                  in the core's compiled code)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
 	case $1 in
+	search-overflow-checked)
+		BREAK_WHAT="the record lookup's binary search adds with an overflow check (a panic path)"
+		BREAK_FILE=rust/rfcore/pages.rs
+		BREAK_PERL='s/let mid = lo\.saturating_add\(\(hi - lo\) \/ 2\);/let mid = lo + (hi - lo) \/ 2;/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=panic-check ;;
 	compare-blind)
 		BREAK_WHAT="the shadow comparator never sees a difference"
 		BREAK_FILE=rust/kside/pass.rs

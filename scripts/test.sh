@@ -10,6 +10,8 @@
 #   2. build the kernel with the Rust core (default: the shadow variant,
 #      which is the Rust kernel plus a check of every decision against the
 #      kernel's C logic)
+#      and check that its compiled code calls no Rust panic
+#      (scripts/panic-check.py)
 #   3. in the guest: the Rust core's KUnit tests
 #   4. in the guest: the project's own ftracetest-style tests (selftests/)
 #   5. in the guest: upstream ftracetest files, test by test, compared
@@ -114,6 +116,19 @@ if ! "$top/scripts/build-kernel.sh" "$variant"; then
 	exit 1
 fi
 "$top/scripts/mkinitramfs.sh" "$variant" >/dev/null || die "initramfs failed"
+
+# 2b. No panic compiled into the core: no call from its functions to
+# Rust's panic machinery (the kernel crate's inlined checks are listed).
+if [ "$variant" != stock ]; then
+	step "kernel: no panic call in the core's compiled code (panic-check.py)"
+	plog=$BUILD/panic-check-$atag$variant.log
+	if python3 "$top/scripts/panic-check.py" --objdump "${CROSS}objdump" \
+		"$BUILD/out-$arch-$variant/vmlinux" >"$plog" 2>&1; then
+		tail -n 1 "$plog"; account "no panic in the core" 1 0
+	else
+		cat "$plog"; account "no panic in the core" 0 1
+	fi
+fi
 
 # 3. KUnit in the guest.
 step "guest: KUnit (rftrace suite)"

@@ -293,8 +293,9 @@ impl<'a> Group<'a> {
         let bound = self.bound(end);
         for k in 0..count {
             let (src, dst) = (
-                self.rec_below(bound, from + k),
-                self.rec_below(bound, to + k),
+                // k < count, and from + count did not overflow (`end`).
+                self.rec_below(bound, from.saturating_add(k)),
+                self.rec_below(bound, to.saturating_add(k)),
             );
             if src.is_null() || dst.is_null() {
                 return;

@@ -126,10 +126,10 @@ pub fn first_hit(
 fn partition_point(len: usize, mut pred: impl FnMut(usize) -> bool) -> usize {
     let (mut lo, mut hi) = (0usize, len);
     while lo < hi {
-        // No overflow: lo < hi <= len.
-        let mid = lo + (hi - lo) / 2;
+        // lo < hi <= len: neither sum can saturate.
+        let mid = lo.saturating_add((hi - lo) / 2);
         if pred(mid) {
-            lo = mid + 1;
+            lo = mid.saturating_add(1);
         } else {
             hi = mid;
         }

@@ -262,6 +262,65 @@ fn pass<const WRITE: bool>(
     Ok(walk.writes)
 }
 
+/// Sorts `v` in ascending order, in place: a heapsort, with no
+/// allocation, no recursion and no panic path (the core library's sorts
+/// keep theirs, for comparisons that are not a total order, which `u64`'s
+/// is). O(n log n) in every case; it runs only for a list that the build
+/// did not sort.
+pub fn sort(v: &mut [u64]) {
+    let n = v.len();
+    // A max-heap: every parent at least as large as its children.
+    let mut start = n / 2;
+    while start > 0 {
+        start -= 1;
+        sift_down(v, start, n);
+    }
+    // The largest of the heap to its end, which then shrinks by one.
+    let mut end = n;
+    while end > 1 {
+        end -= 1;
+        swap(v, 0, end);
+        sift_down(v, 0, end);
+    }
+}
+
+/// Moves `v[root]` down the heap `v[..end]` until its children are not
+/// larger.
+fn sift_down(v: &mut [u64], mut root: usize, end: usize) {
+    let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+    loop {
+        let Some(left) = root.checked_mul(2).and_then(|i| i.checked_add(1)) else {
+            return;
+        };
+        if left >= end {
+            return;
+        }
+        let right = left.saturating_add(1);
+        let child = if right < end && at(v, right) > at(v, left) {
+            right
+        } else {
+            left
+        };
+        if at(v, child) <= at(v, root) {
+            return;
+        }
+        swap(v, root, child);
+        root = child;
+    }
+}
+
+/// Exchanges `v[i]` and `v[j]`; nothing when either is out of range.
+fn swap(v: &mut [u64], i: usize, j: usize) {
+    if let (Some(&a), Some(&b)) = (v.get(i), v.get(j)) {
+        if let Some(x) = v.get_mut(i) {
+            *x = b;
+        }
+        if let Some(y) = v.get_mut(j) {
+            *y = a;
+        }
+    }
+}
+
 /// Checks the list, sorts it if needed, zeroes every entry that must not
 /// become a record and turns every kept entry into its patch-site address
 /// (`site`, asked once per entry and pass), so that the records are made
@@ -277,7 +336,7 @@ pub fn scan(locs: &mut [u64], text: &Text, site: impl Fn(u64) -> Option<u64>) ->
     let writes = match pass::<false>(locs, text, &site, &mut report) {
         Ok(writes) => writes,
         Err(()) => {
-            locs.sort_unstable();
+            sort(locs);
             report = Report {
                 unsorted: true,
                 ..Report::default()

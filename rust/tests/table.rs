@@ -8,7 +8,7 @@ use std::vec::Vec;
 use super::util::{note, seed, Rng};
 use crate::rfcore::{
     arm64,
-    table::{scan, Report, Skip, Span, Text},
+    table::{scan, sort, Report, Skip, Span, Text},
     x86,
 };
 
@@ -267,4 +267,30 @@ fn random_lists_against_a_reference() {
         lists += 1;
     }
     note(&std::format!("table random lists: {lists} (seed {s:#x})"));
+}
+
+#[test]
+fn the_heapsort_sorts_like_the_standard_sort() {
+    let s = seed(0x50e7);
+    let mut rng = Rng::new(s);
+    let mut cases = 0u32;
+    for len in (0..70usize).chain([255, 256, 257, 1000, 4097]) {
+        for _ in 0..8 {
+            // Few distinct values (duplicates), or any value.
+            let span = if rng.below(2) == 0 { 8 } else { u64::MAX };
+            let mut v: Vec<u64> = (0..len).map(|_| rng.next_u64() % span).collect();
+            if rng.below(4) == 0 {
+                v.sort_unstable();
+                if rng.below(2) == 0 {
+                    v.reverse();
+                }
+            }
+            let mut want = v.clone();
+            want.sort_unstable();
+            sort(&mut v);
+            assert_eq!(v, want, "len {len} (seed {s:#x})");
+            cases += 1;
+        }
+    }
+    note(&std::format!("heapsort: {cases} lists (seed {s:#x})"));
 }
