@@ -23,7 +23,10 @@ use kernel::{
         c_int,
         c_ulong, //
     },
-    sync::atomic::Atomic, //
+    sync::atomic::{
+        Atomic,
+        Release, //
+    }, //
 };
 
 use crate::{
@@ -377,19 +380,53 @@ pub(crate) fn list_end() -> *mut bindings::ftrace_ops {
     ptr::addr_of_mut!(bindings::ftrace_list_end)
 }
 
-/// The head of the ops list, `ftrace_ops_list`.
-pub(crate) fn head(_lock: &FtraceLocked) -> &Atomic<*mut bindings::ftrace_ops> {
+/// The head of the ops list, `ftrace_ops_list`, as its writers read it.
+///
+/// A plain read: every write of the head is made under ftrace_lock, which
+/// `_lock` proves held, so none overlaps this read (the lockless readers
+/// of the tracing path use `rcu_dereference()`; the writes they see are
+/// [`set_head()`]'s release stores).
+pub(crate) fn read_head(_lock: &FtraceLocked) -> *mut bindings::ftrace_ops {
+    // SAFETY: a static that lives forever, written only under ftrace_lock
+    // (held, `_lock`): no write overlaps this read.
+    unsafe { ptr::addr_of!(bindings::ftrace_ops_list).read() }
+}
+
+/// The `next` link of `ops`, as the list's writers read it: a plain read,
+/// as in [`read_head()`].
+pub(crate) fn read_next(ops: Ops<'_>) -> *mut bindings::ftrace_ops {
+    // SAFETY: `ops` is live while the borrow lasts, and its `next` is
+    // written only under ftrace_lock, which `ops` proves held (type
+    // invariants of `Ops`): no write overlaps this read.
+    unsafe { ptr::addr_of!((*ops.as_ptr()).next).read() }
+}
+
+/// Publishes `to` as the head of the ops list (`rcu_assign_pointer()`:
+/// a release store, for the lockless readers).
+pub(crate) fn set_head(lock: &FtraceLocked, to: *mut bindings::ftrace_ops) {
+    head(lock).store(to, Release);
+}
+
+/// Publishes `to` as the `next` link of `ops`, as [`set_head()`].
+pub(crate) fn set_next(ops: Ops<'_>, to: *mut bindings::ftrace_ops) {
+    next(ops).store(to, Release);
+}
+
+/// The head of the ops list, `ftrace_ops_list`, for the release store.
+fn head(_lock: &FtraceLocked) -> &Atomic<*mut bindings::ftrace_ops> {
     // SAFETY: a static, aligned pointer that lives forever; its readers
-    // use `rcu_dereference()` and its writers hold ftrace_lock (`_lock`),
-    // so every access is atomic or excluded by the lock.
+    // use `rcu_dereference()` or hold ftrace_lock, and its writers hold
+    // ftrace_lock (`_lock`), so every access is atomic or excluded by the
+    // lock.
     unsafe { Atomic::from_ptr(ptr::addr_of_mut!(bindings::ftrace_ops_list)) }
 }
 
-/// The `next` link of `ops`.
-pub(crate) fn next(ops: Ops<'_>) -> &Atomic<*mut bindings::ftrace_ops> {
+/// The `next` link of `ops`, for the release store.
+fn next(ops: Ops<'_>) -> &Atomic<*mut bindings::ftrace_ops> {
     // SAFETY: `ops` is live while the borrow lasts (type invariants of
-    // `Ops`), and its `next` is read with `rcu_dereference()` and written
-    // only under ftrace_lock, which `ops` proves held.
+    // `Ops`), and its `next` is read with `rcu_dereference()` or under
+    // ftrace_lock and written only under ftrace_lock, which `ops` proves
+    // held.
     unsafe { Atomic::from_ptr(ptr::addr_of_mut!((*ops.as_ptr()).next)) }
 }
 
@@ -508,11 +545,9 @@ impl<'a> OpsList for KernelOpsList<'a> {
 
     fn head(&mut self) -> Option<ListOps<'a>> {
         self.walks = self.walks.saturating_add(1);
-        // SAFETY: a static that lives forever, written only under
-        // ftrace_lock, which `self.lock` proves held: no write overlaps
-        // this read. As `do_for_each_ftrace_op()`, the head is visited
-        // even when it is `ftrace_list_end` (an empty list).
-        Self::wrap(unsafe { ptr::addr_of!(bindings::ftrace_ops_list).read() })
+        // As `do_for_each_ftrace_op()`, the head is visited even when it
+        // is `ftrace_list_end` (an empty list).
+        Self::wrap(read_head(self.lock))
     }
 
     fn next(&mut self, op: ListOps<'a>) -> Option<ListOps<'a>> {

@@ -34,17 +34,18 @@ use kernel::{
     ffi::c_int,
     sync::atomic::{
         Atomic,
-        Relaxed,
-        Release, //
+        Relaxed, //
     },
 };
 
 use crate::{
     bump,
     kside::env::{
-        head,
         list_end,
-        next,
+        read_head,
+        read_next,
+        set_head,
+        set_next,
         set_removed_ops,
         Ops,
         Rec, //
@@ -152,19 +153,19 @@ impl<'a> Links for KernelLinks<'a> {
     type Op = Ops<'a>;
 
     fn head(&self) -> Option<Ops<'a>> {
-        self.op(head(self.lock).load(Relaxed))
+        self.op(read_head(self.lock))
     }
 
     fn next(&self, op: Ops<'a>) -> Option<Ops<'a>> {
-        self.op(next(op).load(Relaxed))
+        self.op(read_next(op))
     }
 
     fn set_head(&mut self, to: Option<Ops<'a>>) {
-        head(self.lock).store(Self::raw(to), Release);
+        set_head(self.lock, Self::raw(to));
     }
 
     fn set_next(&mut self, op: Ops<'a>, to: Option<Ops<'a>>) {
-        next(op).store(Self::raw(to), Release);
+        set_next(op, Self::raw(to));
     }
 }
 
@@ -479,7 +480,7 @@ impl Removing<'_> {
 /// that survive the last ops ([`registry::left_behind`]); each one that
 /// does is reported and ftrace is stopped, as 7.2 does.
 fn sweep(lock: &FtraceLocked) {
-    if head(lock).load(Relaxed) != list_end() {
+    if read_head(lock) != list_end() {
         return;
     }
     let mut recs = KernelRecords::new(lock);
@@ -612,7 +613,7 @@ pub(crate) fn unregister(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error>
 /// What the shared callers are to call (`RFTRACE_CALLEE_*`) and the ops
 /// they are to pass, from the head of the list.
 pub(crate) fn trace_function(lock: &FtraceLocked) -> (u32, *mut bindings::ftrace_ops) {
-    let first = head(lock).load(Relaxed);
+    let first = read_head(lock);
     let first = if first == list_end() {
         None
     } else {
@@ -620,7 +621,7 @@ pub(crate) fn trace_function(lock: &FtraceLocked) -> (u32, *mut bindings::ftrace
         // held.
         unsafe { Ops::from_raw(first, lock) }
     };
-    let more = first.is_some_and(|op| next(op).load(Relaxed) != list_end());
+    let more = first.is_some_and(|op| read_next(op) != list_end());
     let (callee, passed) = registry::trace_function(
         first.map(|op| flags_of(op).load(Relaxed)),
         more,
