@@ -34,7 +34,7 @@ TOP_FIELDS = ("machine", "accelerator", "clock", "unit", "qemu", "qemu_args",
 
 def parse_log(path):
     out = {"ops": {}, "site": {}, "patch_all": [], "patch_1000": [], "register_1": [],
-           "filter_change": [], "listing": [], "sysctl": [], "boot": None,
+           "filter_change": [], "listing": [], "sysctl": [], "tracer": [], "boot": None,
            "clock": None}
     with open(path, errors="replace") as f:
         for raw in f:
@@ -57,6 +57,8 @@ def parse_log(path):
                 out[kind].append((int(kv["sites"]), int(kv["on_us"]), int(kv["off_us"])))
             elif kind == "sysctl":
                 out["sysctl"].append((int(kv["off_us"]), int(kv["on_us"])))
+            elif kind == "tracer":
+                out["tracer"].append((int(kv["on_us"]), int(kv["off_us"])))
             elif kind == "listing":
                 out["listing"].append((int(kv["enabled_us"]), int(kv["available_us"])))
             elif kind == "boot":
@@ -271,7 +273,9 @@ def report(a):
              (("enabled_us", "enabled_functions, function tracer on"),
               ("available_us", "available_filter_functions"))),
             ("sysctl", "ftrace_enabled, function tracer on",
-             (("off_us", "0: every site to a NOP"), ("on_us", "1: every site back")))):
+             (("off_us", "0: every site to a NOP"), ("on_us", "1: every site back"))),
+            ("tracer", "function tracer, nothing between on and off",
+             (("on_us", "on: every site to its call"), ("off_us", "off: every site to a NOP")))):
         table = alone_rows(runs, variants, kind, [key for key, _ in rows])
         if not table:
             continue
