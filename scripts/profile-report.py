@@ -4,6 +4,12 @@
 counts of tools/tbcount (see scripts/profile.sh).
 
 profile-report.py [--slots sysctl|listing|tracer] [--top N] A A.tbcount B B.tbcount
+profile-report.py [--slots ...] --blocks FUNCTION A A.tbcount
+
+With --blocks, the translation blocks of one function of A's vmlinux that
+ran, in address order, with their offset, instructions, runs and
+instructions times runs, per window slot: where inside the function the
+count goes (read beside `objdump -d`).
 
 A block's instructions go to the function whose symbol (from the variant's
 vmlinux) starts at or before it. With "sysctl" the two window slots are
@@ -16,6 +22,7 @@ import bisect
 import collections
 import os
 import subprocess
+import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get('RFTRACE_BUILD', os.path.join(TOP, 'build'))
@@ -48,22 +55,54 @@ def load(path, syms, slots):
     return per
 
 
+def blocks(variant, counts, func, parts):
+    addrs, names = symbols(variant)
+    try:
+        i = names.index(func)
+    except ValueError:
+        sys.exit(f'profile-report: no function {func} in {variant}')
+    lo = addrs[i]
+    hi = addrs[i + 1] if i + 1 < len(addrs) else lo
+    rows = []
+    with open(counts) as f:
+        for line in f:
+            va, insns, _runs, s0, s1 = line.split()
+            va = int(va, 16)
+            if lo <= va < hi:
+                rows.append((va, int(insns), (int(s0), int(s1))))
+    rows.sort()
+    for label, slots in parts:
+        total = sum(n * sum(r[s] for s in slots) for _, n, r in rows)
+        print(f'== {label}: {func} {total} instructions')
+        print(f'{"offset":>8} {"insns":>6} {"runs":>10} {"total":>12}')
+        for va, n, r in rows:
+            runs = sum(r[s] for s in slots)
+            if runs:
+                print(f'{va - lo:#8x} {n:6d} {runs:10d} {n * runs:12d}')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--slots', default='sysctl', choices=['sysctl', 'listing', 'tracer'])
     ap.add_argument('--top', type=int, default=25)
+    ap.add_argument('--blocks', metavar='FUNCTION')
     ap.add_argument('a')
     ap.add_argument('a_counts')
-    ap.add_argument('b')
-    ap.add_argument('b_counts')
+    ap.add_argument('b', nargs='?')
+    ap.add_argument('b_counts', nargs='?')
     o = ap.parse_args()
-    sa, sb = symbols(o.a), symbols(o.b)
     parts = [('off (ftrace_enabled 0)', [0]), ('on (ftrace_enabled 1)', [1])]
     if o.slots == 'listing':
         parts = [('reads of enabled_functions', [0, 1])]
     elif o.slots == 'tracer':
         parts = [('off (echo nop >current_tracer)', [1]),
                  ('on (echo function >current_tracer)', [0])]
+    if o.blocks:
+        blocks(o.a, o.a_counts, o.blocks, parts)
+        return
+    if not o.b_counts:
+        ap.error('two variants and their counts, or --blocks')
+    sa, sb = symbols(o.a), symbols(o.b)
     for label, slots in parts:
         a = load(o.a_counts, sa, slots)
         b = load(o.b_counts, sb, slots)

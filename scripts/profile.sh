@@ -18,6 +18,9 @@
 #            tracing_set_trace_write to the next syscall entry, "on" and
 #            "off" counted apart)
 #
+# scripts/profile-report.py --blocks FUNCTION VARIANT DIR/VARIANT.tbcount
+# prints one function's blocks and their counts.
+#
 # Each guest boots in shell mode with the commands piped in; the counts are
 # in DIR/VARIANT.tbcount, and scripts/profile-report.py prints the table of
 # the first two variants side by side (functions sorted by the difference).
