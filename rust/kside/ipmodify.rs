@@ -30,7 +30,7 @@ use crate::{
     kside::env::Ops,
     kside::hash::KHash,
     kside::lock::FtraceLocked,
-    kside::pass::KernelRecords,
+    kside::records,
     kside::registry,
     rfcore::filter::FnSet,
     rfcore::ipmodify::{
@@ -43,7 +43,6 @@ use crate::{
         Skip,
         Step, //
     },
-    rfcore::update::Records,
     STATS,
 };
 
@@ -163,11 +162,7 @@ fn walk(
     if matches!(who, Claimant::Direct { retarget: true }) {
         bump(&STATS.ipmodify_retargets, 1);
     }
-    let mut recs = KernelRecords::new(lock);
-    let mut at = recs.first();
-    while let Some(cursor) = at {
-        let rec = recs.record(cursor);
-        at = recs.next(cursor);
+    for rec in records::every(lock) {
         let ip = rec.ip();
         let site = Site {
             flags: rec.flags(),

@@ -374,6 +374,14 @@ impl<'l> Cursor<'l> {
     }
 }
 
+/// Every record of the live table, in table order, for a walk under
+/// `ftrace_lock` that only reads and stores records (no ops-list walk: the
+/// accounting of one ops, the sweep after the last, the IPMODIFY claims).
+#[inline(always)]
+pub(crate) fn every(lock: &FtraceLocked) -> impl Iterator<Item = Rec<'_>> {
+    core::iter::successors(Cursor::first(lock), |at| at.next()).map(Cursor::rec)
+}
+
 /// The table's groups, reached through the link to the first one.
 ///
 /// `M` is what the holder may do besides reading: `()` for a reader,

@@ -47,8 +47,7 @@ use crate::{
         set_head,
         set_next,
         set_removed_ops,
-        Ops,
-        Rec, //
+        Ops, //
     },
     kside::hash::KHash,
     kside::ipmodify,
@@ -56,7 +55,7 @@ use crate::{
         FtraceCell,
         FtraceLocked, //
     },
-    kside::pass::KernelRecords,
+    kside::records,
     rfcore::filter::FnSet,
     rfcore::record::Update,
     rfcore::registry::{
@@ -69,7 +68,6 @@ use crate::{
         Reach,
         Refusal, //
     },
-    rfcore::update::Records,
     shadow_diff,
     STATS, //
 };
@@ -483,12 +481,8 @@ fn sweep(lock: &FtraceLocked) {
     if read_head(lock) != list_end() {
         return;
     }
-    let mut recs = KernelRecords::new(lock);
     let mut warned = false;
-    let mut at = recs.first();
-    while let Some(cursor) = at {
-        let rec: Rec<'_> = recs.record(cursor);
-        at = recs.next(cursor);
+    for rec in records::every(lock) {
         if !registry::left_behind(rec.flags()) {
             continue;
         }
@@ -693,17 +687,11 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
     // An empty notrace hash excludes nothing: no lookup per record.
     let any_notrace = notrace.count() != 0;
     bump(&STATS.account_walks, 1);
-    let mut recs = KernelRecords::new(lock);
     let mut accounting = crate::Accounting::new(ops, inc);
     let mut update = false;
     let mut counted: u64 = 0;
-    let mut at = recs.first();
-    let result = loop {
-        let Some(cursor) = at else {
-            break Ok(update);
-        };
-        let rec: Rec<'_> = recs.record(cursor);
-        at = recs.next(cursor);
+    let mut overflow = false;
+    for rec in records::every(lock) {
         if !registry::walk_takes(rec.flags()) {
             continue;
         }
@@ -720,17 +708,22 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
             continue;
         }
         if !accounting.rec(rec) {
-            break Err(());
+            overflow = true;
+            break;
         }
         counted = counted.saturating_add(1);
         // What the update pass will do with the record.
         update |= crate::decide_record(rec, true, false).update != Update::Ignore;
         if let Reach::Filter { count } = reach {
             if counted == count {
-                break Ok(update);
+                break;
             }
         }
-    };
+    }
     bump(&STATS.checks, counted);
-    result
+    if overflow {
+        Err(())
+    } else {
+        Ok(update)
+    }
 }
