@@ -33,7 +33,9 @@
 # "-accel kvm", if scripts/run-guest.sh is taught to use it) still applies.
 #
 # --variants LIST (default "stock,rust"): the kernels to boot, in this
-# order; the Rust/C ratio is the second over the first.  The test suite
+# order; the Rust/C ratio is the last over the first.  A kernel of the
+# project's older code, built with scripts/build-commit.sh COMMIT NAME, is
+# one more name here (stock,NAME,rust: the three side by side).  The test suite
 # runs this once on its shadow kernel at tiny sizes:
 #   bench.sh --no-build --variants shadow --reps 1 --calls 100 --rows 1:0 \
 #            --patch-reps 1 --icount --out build/bench-smoke/results.json
