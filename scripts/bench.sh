@@ -70,6 +70,13 @@ if [ $build = 1 ]; then
 	done
 fi
 
+# The commit checked out now, before the boots (with --no-build, the
+# kernels' own sources are whatever was built last: build them first).
+commit=$(git -C "$top" rev-parse HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git -C "$top" status --porcelain -- rust c include patches Kconfig Kbuild configs 2>/dev/null)" ]; then
+	commit="$commit (with uncommitted changes to the kernel sources)"
+fi
+
 qargs=${RFT_QEMU_ARGS:-}
 clock="guest clock (TSC), TCG wall-clock time"
 if [ $icount = 1 ]; then
@@ -99,10 +106,6 @@ for rep in $(seq 1 "$reps"); do
 	done
 done
 
-commit=$(git -C "$top" rev-parse HEAD 2>/dev/null || echo unknown)
-if [ -n "$(git -C "$top" status --porcelain -- rust c include patches Kconfig Kbuild configs 2>/dev/null)" ]; then
-	commit="$commit (with uncommitted changes to the kernel sources)"
-fi
 python3 "$top/scripts/bench-report.py" --dir "$dir" --out "$out" \
 	--variants "${vlist[*]}" --reps "$reps" --calls "$calls" --patch-reps "$preps" \
 	--config "$top/configs/$RFT_ARCH.config" --clock "$clock" --qemu-args "$qargs" \
