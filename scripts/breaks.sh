@@ -17,11 +17,17 @@
 #                  in the core's compiled code)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
 	case $1 in
+	every-skips-first)
+		BREAK_WHAT="the record walks of the registry (accounting, sweep, IPMODIFY) never see the table's first record"
+		BREAK_FILE=rust/kside/records.rs
+		BREAK_PERL='s/\|at\| at\.next\(\)\)\.map\(Cursor::rec\)/|at| at.next()).skip(1).map(Cursor::rec)/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;
 	removed-ops-unmarked)
 		BREAK_WHAT="the target walks never see the ops being removed (its mark is not mirrored)"
 		BREAK_FILE=rust/kside/registry.rs
