@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# profile.sh [--what sysctl|listing|tracer] [--reps N] [--out DIR] VARIANT...
+# profile.sh [--what sysctl|listing|tracer] [--reps N] [--filter N] [--out DIR] VARIANT...
 #
 # Where the guest instructions of one operation go, function by function,
 # for each x86_64 VARIANT (built already), from QEMU's TCG plugin
@@ -21,6 +21,10 @@
 # scripts/profile-report.py --blocks FUNCTION VARIANT DIR/VARIANT.tbcount
 # prints one function's blocks and their counts.
 #
+# --filter N: before the loop, the first N functions of
+# available_filter_functions go into set_ftrace_filter (the bench's
+# 1000-function and one-function rows: --what tracer --filter 1000 or 1).
+#
 # Each guest boots in shell mode with the commands piped in; the counts are
 # in DIR/VARIANT.tbcount, and scripts/profile-report.py prints the table of
 # the first two variants side by side (functions sorted by the difference).
@@ -33,18 +37,20 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
 
-what=sysctl reps=10 out=$BUILD/profile
+what=sysctl reps=10 out=$BUILD/profile filter=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--what) what=$2; shift ;;
 	--reps) reps=$2; shift ;;
+	--filter) filter=$2; shift ;;
 	--out) out=$2; shift ;;
 	-*) die "unknown option $1" ;;
 	*) break ;;
 	esac
 	shift
 done
-[ $# -ge 1 ] || die "usage: profile.sh [--what sysctl|listing|tracer] [--reps N] [--out DIR] VARIANT..."
+[ $# -ge 1 ] || die "usage: profile.sh [--what sysctl|listing|tracer] [--reps N] [--filter N] [--out DIR] VARIANT..."
+case $filter in *[!0-9]*) die "--filter: a number" ;; esac
 [ "$RFT_ARCH" = x86_64 ] || die "profile.sh: x86_64 only"
 mkdir -p "$out"
 plugin=$BUILD/tbcount.so
@@ -74,7 +80,9 @@ for v in "$@"; do
 	[ -n "$arm" ] && [ -n "$disarm" ] || die "$vm: no $arm_sym or do_syscall_64"
 	start="echo function >current_tracer;" stop="echo nop >current_tracer;"
 	[ "$what" = tracer ] && start= stop=
-	cmds="cd /sys/kernel/tracing; echo 0 >tracing_on; $start $loop; $stop echo PROFILE-DONE; poweroff -f"
+	pick=
+	[ "$filter" -gt 0 ] && pick="head -n $filter available_filter_functions | cut -d' ' -f1 >set_ftrace_filter;"
+	cmds="cd /sys/kernel/tracing; echo 0 >tracing_on; $pick $start $loop; $stop echo PROFILE-DONE; poweroff -f"
 	step "profile: $v ($what, $reps times)"
 	rm -f "$out/$v.tbcount"
 	# The shell reads the commands once it is up (boot: under a minute);
