@@ -40,6 +40,8 @@ dir=$BUILD/$name
 if [ -d "$tree" ]; then
 	git -C "$tree" checkout -q --detach "$commit"
 else
+	# a worktree of an earlier build/ that was deleted since
+	git -C "$top" worktree prune
 	git -C "$top" worktree add -q --detach "$tree" "$commit"
 fi
 mkdir -p "$dir"
