@@ -551,9 +551,7 @@ impl<'a> OpsList for KernelOpsList<'a> {
     }
 
     fn next(&mut self, op: ListOps<'a>) -> Option<ListOps<'a>> {
-        // SAFETY: `op` is a live ops whose `next` is written only under
-        // ftrace_lock, held for `'a` (type invariants of `ListOps`).
-        let to = unsafe { (*op.as_ptr()).next };
+        let to = read_next(op.as_ops());
         if to == list_end() {
             return None;
         }
