@@ -55,7 +55,7 @@ sudo_=""
 [ "$(id -u)" = 0 ] || sudo_=sudo
 
 pkgs=(build-essential flex bison bc cpio kmod libelf-dev libssl-dev
-      libclang1-19 libclang-19-dev llvm-19 ccache python3 rsync
+      libclang1-19 libclang-19-dev llvm-19 ccache python3 python3-docutils rsync
       busybox-static gawk binutils util-linux procps file xz-utils
       gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
       binutils-riscv64-linux-gnu gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
