@@ -106,6 +106,13 @@ else
 	cat "$BUILD/clippy.log"; f=$((f + 1))
 fi
 account "style (rustfmt, clippy, checkpatch)" "$p" "$f"
+
+step "host: the kernel documentation's rst (rst-check.sh)"
+if "$top/scripts/rst-check.sh" >"$BUILD/rst-check.log" 2>&1; then
+	account "rst check" 1 0
+else
+	cat "$BUILD/rst-check.log"; account "rst check" 0 1
+fi
 fi
 
 # 2. The kernel.
