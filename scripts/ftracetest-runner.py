@@ -8,7 +8,9 @@ invocation and is framed by "@@RFT BEGIN/END" markers (scripts/guest/init).
 A test that oopses, panics, hangs past its timeout, or after which the
 guest dies, is recorded as OOPS/HANG/NORESULT with a console excerpt; QEMU
 is killed and the guest is booted again at the next test.  Kernel WARNING:
-and BUG: reports are attributed to the test that was running.
+and BUG: reports are attributed to the test that was running.  A KCSAN
+report counts only if it involves the dynamic ftrace core, by the rule of
+scripts/kcsan-report.py; the others are kept as notes.
 
 With --jobs N the tests are split over N guests that run side by side
 (longest first, balanced on the durations of the expected results file).
@@ -18,6 +20,7 @@ import argparse
 import collections
 import datetime
 import fnmatch
+import importlib.util
 import os
 import re
 import select
@@ -48,6 +51,21 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # dynamic ftrace core, recorded as notes but not counted as warnings: see
 # docs/findings.md ("Known kernel report").  Keep this list short.
 KNOWN = re.compile(r"WARNING: kernel/trace/trace_snapshot\.c:\d+ at update_max_tr_single\+")
+
+KCSAN = re.compile(r"BUG: KCSAN: ")
+
+
+def load_kcsan_report():
+    """scripts/kcsan-report.py as a module: its rule says which KCSAN
+    reports involve the core."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kcsan-report.py")
+    spec = importlib.util.spec_from_file_location("kcsan_report", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+KCSAN_REPORT = load_kcsan_report()
 
 DEFAULT_EST = 20.0
 SLOW = {"direct/ftrace-direct.tc": 1800}
@@ -234,9 +252,25 @@ class Worker(threading.Thread):
         crash_lines = None
         wcap = None         # (test, lines) of a kernel report being copied
         logcap = None       # (test, file name, lines) of a LOG-BEGIN block
+        kcsan = KCSAN_REPORT.Reader()
+        kcsan_test = None   # the test running when the open KCSAN report began
         done = False
         eof = False
         last_out = time.time()
+
+        def judge_kcsan(report):
+            """A KCSAN report read whole: a warning of its test if it
+            involves the core, else a note."""
+            if report is None or kcsan_test is None:
+                return
+            first, _, core = report
+            if core:
+                kcsan_test.warnings.append(first)
+                kcsan_test.notes.append("kernel report: %s" % first)
+            else:
+                kcsan_test.notes.append(
+                    "KCSAN report not involving the core, not counted "
+                    "(scripts/kcsan-report.py): %s" % first)
 
         def finish_test(result, note=None):
             nonlocal cur
@@ -299,6 +333,9 @@ class Worker(threading.Thread):
                     else:
                         logcap[2].append(line)
                     continue
+                judge_kcsan(kcsan.feed(line))
+                if KCSAN.search(line):
+                    kcsan_test = cur
                 if wcap is not None:
                     wcap[1].append(line)
                     if len(wcap[1]) >= a.excerpt_lines or "---[ end trace" in line:
@@ -352,8 +389,10 @@ class Worker(threading.Thread):
                     if cur is not None:
                         if wcap is not None:
                             self.excerpt(wcap[0], "warn", wcap[1] + [""])
-                        cur.warnings.append(line.strip())
-                        cur.notes.append("kernel report: %s" % line.strip())
+                        if not KCSAN.search(line):
+                            # (a KCSAN report is judged once read whole)
+                            cur.warnings.append(line.strip())
+                            cur.notes.append("kernel report: %s" % line.strip())
                         wcap = (cur, list(recent)[-8:])
                     else:
                         log("%s: kernel report outside a test: %s" % (self.name, line.strip()))
@@ -361,6 +400,7 @@ class Worker(threading.Thread):
             if eof:
                 break
         self.proc.wait()
+        judge_kcsan(kcsan.end())
         if wcap is not None:
             self.excerpt(wcap[0], "warn", wcap[1] + [""])
         if cur is not None:
@@ -523,7 +563,7 @@ def main():
     print("lines:  " + "  ".join("%s=%d" % (k, raw_counts[k]) for k in ORDER if raw_counts[k]))
     for rel in rels:
         t = tests[rel]
-        if RANK.get(t.result, 4) >= 2 or t.warnings:
+        if RANK.get(t.result, 4) >= 2 or t.warnings or t.notes:
             print("  %-55s %s%s" % (rel, t.result, " warn=%d" % len(t.warnings) if t.warnings else ""))
             for n in t.notes:
                 print("      " + n)
