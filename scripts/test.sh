@@ -113,6 +113,13 @@ if "$top/scripts/rst-check.sh" >"$BUILD/rst-check.log" 2>&1; then
 else
 	cat "$BUILD/rst-check.log"; account "rst check" 0 1
 fi
+
+step "host: which KCSAN reports fail a test (kcsan-report.py --self-test)"
+if python3 "$top/scripts/kcsan-report.py" --self-test >"$BUILD/kcsan-self-test.log" 2>&1; then
+	account "KCSAN report rule" 1 0
+else
+	cat "$BUILD/kcsan-self-test.log"; account "KCSAN report rule" 0 1
+fi
 fi
 
 # 2. The kernel.
