@@ -120,6 +120,13 @@ if python3 "$top/scripts/kcsan-report.py" --self-test >"$BUILD/kcsan-self-test.l
 else
 	cat "$BUILD/kcsan-self-test.log"; account "KCSAN report rule" 0 1
 fi
+
+step "host: the README names only what exists (readme-check.sh)"
+if "$top/scripts/readme-check.sh" >"$BUILD/readme-check.log" 2>&1; then
+	account "README check" 1 0
+else
+	cat "$BUILD/readme-check.log"; account "README check" 0 1
+fi
 fi
 
 # 2. The kernel.
