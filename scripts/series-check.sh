@@ -64,7 +64,8 @@ gitc=("${nice19[@]}" git -C "$tree" -c user.name="rftrace series-check"
 
 step "writing the series"
 "$top/scripts/mkseries.sh" "${rev[@]}" "$dir/series" | sed 's/^/    /'
-mapfile -t series < <(ls "$dir"/series/*.patch)
+# The cover letter (0000) is no patch: git am would stop on it.
+mapfile -t series < <(ls "$dir"/series/*.patch | grep -v /0000-cover-letter.patch)
 
 # The pristine tree, once.
 if [ ! -d "$tree/.git" ]; then
