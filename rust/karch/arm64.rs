@@ -40,6 +40,7 @@ use crate::{
         record::Decision,
         update::{
             Arch,
+            Checked,
             Facts,
             Failure, //
         },
@@ -137,7 +138,7 @@ impl Arch for Arm64<'_> {
         Ok(())
     }
 
-    fn write(&mut self, change: &Arm64Change) -> Result<(), Failure> {
+    fn write(&mut self, change: &Checked<Arm64Change>) -> Result<(), Failure> {
         let (nop, list) = karch::stub_ops();
         for w in change.plan.writes {
             let ret = match w {

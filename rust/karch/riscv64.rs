@@ -42,7 +42,6 @@ use crate::{
     },
     kside::lock::{
         FtraceLocked,
-        TextLockGuard,
         TextLocked, //
     },
     rfcore::{
@@ -57,6 +56,7 @@ use crate::{
         },
         update::{
             Arch,
+            Checked,
             Facts,
             Failure,
             Insn,
@@ -117,7 +117,7 @@ fn read(check: &Check) -> Result<Insn, Failure> {
 
 /// Writes the stores of `change` in order, under `text_mutex`; 0 or the
 /// first store's -errno.
-fn write_plan(change: &Riscv64Change, _text: &TextLocked) -> c_int {
+fn write_plan(change: &Checked<Riscv64Change>, _text: &TextLocked) -> c_int {
     let (nop, list) = karch::stub_ops();
     for w in change.plan.writes {
         let ret = match w {
@@ -178,12 +178,12 @@ impl Arch for Riscv64<'_> {
         Ok(())
     }
 
-    fn write(&mut self, change: &Riscv64Change) -> Result<(), Failure> {
+    fn write(&mut self, change: &Checked<Riscv64Change>) -> Result<(), Failure> {
         // The first initialisation is the only change made without
         // `text_mutex` held (see the module documentation): it takes the
         // lock; every other change checks that its caller holds it.
         let ret = if change.plan.auipc.is_none() {
-            write_plan(change, &TextLockGuard::lock())
+            TextLocked::with(|text| write_plan(change, text))
         } else {
             TextLocked::held(|text| write_plan(change, text)).unwrap_or_else(|| EINVAL.to_errno())
         };

@@ -40,6 +40,7 @@ use crate::{
         record::Decision,
         update::{
             Arch,
+            Checked,
             Facts,
             Failure, //
         },
@@ -172,14 +173,14 @@ impl Arch for X86<'_> {
         change.verify(&read_text(change.ip)?)
     }
 
-    fn write(&mut self, change: &X86Change) -> Result<(), Failure> {
+    fn write(&mut self, change: &Checked<X86Change>) -> Result<(), Failure> {
         // With modules, text_poke_early() stays after boot (it serves
         // module loading), so it can be called from here; without, it is
         // init code and only the shim's __ref path may reach it.
         #[cfg(CONFIG_MODULES)]
         if self.early {
-            // SAFETY: the pass only writes a change it has checked: a
-            // 5-byte call site holding `change.old`, in text that is not
+            // SAFETY: `change` is checked (its type): a 5-byte call site
+            // holding `change.old`, in text that is not
             // live yet (`early`: no arch prepare hook ran), which is what
             // text_poke_early() is for.
             unsafe {
@@ -191,8 +192,8 @@ impl Arch for X86<'_> {
             };
             return Ok(());
         }
-        // SAFETY: the pass only writes a change it has checked: a 5-byte
-        // call site holding `change.old`; the shim queues it into the INT3
+        // SAFETY: `change` is checked (its type): a 5-byte call site
+        // holding `change.old`; the shim queues it into the INT3
         // batch when the text is live (text_mutex held between the arch
         // prepare and post-process hooks), else writes it with
         // text_poke_early() (boot, or a module still being loaded).

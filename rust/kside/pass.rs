@@ -61,6 +61,7 @@ use crate::{
         update::{
             self,
             Arch,
+            Checked,
             Counts,
             Errno,
             Facts,
@@ -394,18 +395,20 @@ pub(crate) fn consistency(lock: &FtraceLocked) {
 
 /// The plans kept between the check pass and the write pass.
 struct KernelStore<'a, C> {
-    plans: KVVec<(Rec<'a>, C, Decision)>,
+    plans: KVVec<(Rec<'a>, Checked<C>, Decision)>,
 }
 
 impl<'a, C: Copy> Store<Rec<'a>, C> for KernelStore<'a, C> {
-    fn push(&mut self, rec: Rec<'a>, change: C, decision: Decision) -> bool {
+    fn push(&mut self, rec: Rec<'a>, change: Checked<C>, decision: Decision) -> bool {
         self.plans
             .push((rec, change, decision), GFP_KERNEL | __GFP_NOWARN)
             .is_ok()
     }
 
-    fn get(&self, i: usize) -> Option<(Rec<'a>, C, Decision)> {
-        self.plans.get(i).copied()
+    fn get(&self, i: usize) -> Option<(Rec<'a>, &Checked<C>, Decision)> {
+        self.plans
+            .get(i)
+            .map(|(rec, change, decision)| (*rec, change, *decision))
     }
 
     fn clear(&mut self) {
@@ -445,7 +448,7 @@ impl<A: Arch> Arch for FailWrite<'_, A> {
         self.arch.check(change)
     }
 
-    fn write(&mut self, change: &A::Change) -> Result<(), Failure> {
+    fn write(&mut self, change: &Checked<A::Change>) -> Result<(), Failure> {
         if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
             let ip = crate::kside::env::c_word(A::ip(change));
             // SAFETY: the shim only compares and clears a word.
@@ -544,7 +547,7 @@ pub(crate) fn init_groups<A: Arch>(
             for rec in g.handles(len, lock) {
                 rec.set_flags(flags);
                 let init = arch.plan_init(rec.ip()).and_then(|change| {
-                    arch.check(&change)?;
+                    let change = Checked::check(arch, change)?;
                     arch.write(&change)
                 });
                 if let Err(failure) = init {

@@ -318,15 +318,71 @@ pub trait Arch {
     /// The record ip of a change (the order of the batch).
     fn ip(change: &Self::Change) -> u64;
     /// Reads the text and verifies every word the change replaces; writes
-    /// nothing.
+    /// nothing. Only [`Checked::check`] calls it for a change to be
+    /// written.
     fn check(&mut self, change: &Self::Change) -> Result<(), Failure>;
     /// Writes a checked change: x86 queues it into the INT3 batch; arm64
-    /// stores the literal, then the instruction, now.
-    fn write(&mut self, change: &Self::Change) -> Result<(), Failure>;
+    /// stores the literal, then the instruction, now. A plain
+    /// [`Arch::Change`] cannot be written: only what [`Checked::check`]
+    /// made.
+    fn write(&mut self, change: &Checked<Self::Change>) -> Result<(), Failure>;
     /// Makes every queued write live.
     fn flush(&mut self);
     /// A rescheduling point between two records (`cond_resched()`).
     fn relax(&mut self) {}
+}
+
+/// A change the architecture has checked against the text: the only thing
+/// [`Arch::write`] accepts.
+///
+/// Nothing outside this module can make one but [`Checked::check`], which
+/// runs [`Arch::check`] first. It is neither `Copy` nor `Clone`: a check
+/// is good for the write it was made for.
+///
+/// A change that was never checked does not reach the text:
+///
+/// ```compile_fail,E0308
+/// use rftrace::rfcore::update::{Arch, Failure};
+/// fn poke<A: Arch>(arch: &mut A, change: A::Change) -> Result<(), Failure> {
+///     arch.write(&change)
+/// }
+/// ```
+///
+/// nor can one be dressed up as checked:
+///
+/// ```compile_fail,E0451
+/// use rftrace::rfcore::update::Checked;
+/// use rftrace::rfcore::x86::X86Change;
+/// fn dress(change: X86Change) -> Checked<X86Change> {
+///     Checked { change }
+/// }
+/// ```
+///
+/// # Invariants
+///
+/// `change` passed the [`Arch::check`] of the architecture that made it
+/// (through [`Checked::check`]).
+#[derive(Debug)]
+pub struct Checked<C> {
+    change: C,
+}
+
+impl<C> Checked<C> {
+    /// Checks `change` against the text with `arch` ([`Arch::check`]):
+    /// the change, checked, or why not.
+    pub fn check<A: Arch<Change = C>>(arch: &mut A, change: C) -> Result<Self, Failure> {
+        arch.check(&change)?;
+        // INVARIANT: `arch` has just checked the change.
+        Ok(Checked { change })
+    }
+}
+
+impl<C> core::ops::Deref for Checked<C> {
+    type Target = C;
+
+    fn deref(&self) -> &C {
+        &self.change
+    }
 }
 
 /// What the orchestrator needs from the record table.
@@ -405,9 +461,9 @@ impl Verdict {
 pub trait Store<R, C> {
     /// Appends a record, its checked change and its decision; false if
     /// there is no room (allocation failed), nothing appended.
-    fn push(&mut self, rec: R, change: C, decision: Decision) -> bool;
+    fn push(&mut self, rec: R, change: Checked<C>, decision: Decision) -> bool;
     /// The `i`-th entry pushed since the last [`Store::clear`].
-    fn get(&self, i: usize) -> Option<(R, C, Decision)>;
+    fn get(&self, i: usize) -> Option<(R, &Checked<C>, Decision)>;
     /// Forgets every entry.
     fn clear(&mut self);
 }
@@ -537,7 +593,7 @@ impl Writer {
         recs: &mut R,
         arch: &mut A,
         rec: R::Rec,
-        change: &A::Change,
+        change: &Checked<A::Change>,
         decision: &Decision,
         counts: &mut Counts,
     ) -> Result<(), Failure> {
@@ -592,7 +648,7 @@ fn check_record<R: Records, A: Arch, S: Store<R::Rec, A::Change>>(
     recs.shadow(rec, enable, &decision, Some(&facts));
     let fail = |f| (decision.update, f);
     let change = arch.plan(&facts, &decision).map_err(fail)?;
-    arch.check(&change).map_err(fail)?;
+    let change = Checked::check(arch, change).map_err(fail)?;
     if *stored && !store.push(rec, change, decision) {
         // No room: forget the plans, pass two gathers again.
         *stored = false;
@@ -679,7 +735,7 @@ fn write_stored<R: Records, A: Arch, S: Store<R::Rec, A::Change>>(
     for i in 0..n {
         match store.get(i) {
             Some((rec, change, decision)) => {
-                writer.write(recs, arch, rec, &change, &decision, counts)?;
+                writer.write(recs, arch, rec, change, &decision, counts)?;
             }
             None => {
                 // A store that lost what it accepted: the records written
@@ -693,10 +749,14 @@ fn write_stored<R: Records, A: Arch, S: Store<R::Rec, A::Change>>(
     Ok(())
 }
 
-/// Pass two without a store: decide, gather and plan every record again.
+/// Pass two without a store: decide, gather, plan and check every record
+/// again.
 ///
 /// The text is as pass one checked it (nothing else writes it under the
-/// locks the caller holds), so the plans are the ones checked.
+/// locks the caller holds), so the plans are the ones checked; they are
+/// checked again all the same, since only a checked change is written (one
+/// more read per change, on a path taken only when the store ran out of
+/// memory).
 fn write_walked<R: Records, A: Arch>(
     recs: &mut R,
     arch: &mut A,
@@ -710,7 +770,10 @@ fn write_walked<R: Records, A: Arch>(
         let decision = decide(recs.flags(rec), enable);
         if decision.update != Update::Ignore {
             let facts = gather::<R, A>(recs, rec, &decision, counts);
-            match arch.plan(&facts, &decision) {
+            let planned = arch
+                .plan(&facts, &decision)
+                .and_then(|change| Checked::check(arch, change));
+            match planned {
                 Ok(change) => writer.write(recs, arch, rec, &change, &decision, counts)?,
                 Err(failure) => {
                     if !failed(recs, rec, decision.update, &failure, counts) {
@@ -750,7 +813,7 @@ pub fn update_one<R: Records, A: Arch>(
     recs.shadow(rec, enable, &decision, Some(&facts));
     let result = arch.plan(&facts, &decision).and_then(|change| {
         recs.store_flags(rec, decision.flags);
-        arch.check(&change)?;
+        let change = Checked::check(arch, change)?;
         arch.write(&change)
     });
     match result {
@@ -808,7 +871,7 @@ pub fn single<R: Records, A: Arch>(
     let (update, new, curr) = match op {
         Single::Init => {
             let change = arch.plan_init(ip)?;
-            arch.check(&change)?;
+            let change = Checked::check(arch, change)?;
             return arch.write(&change);
         }
         Single::MakeCall { addr } => (Update::MakeCall, Some(addr), None),
@@ -829,6 +892,6 @@ pub fn single<R: Records, A: Arch>(
         unique,
     };
     let change = arch.plan(&facts, &decision)?;
-    arch.check(&change)?;
+    let change = Checked::check(arch, change)?;
     arch.write(&change)
 }

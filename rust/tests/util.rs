@@ -22,7 +22,7 @@ use std::vec::Vec;
 use crate::rfcore::flags::RecFlags;
 use crate::rfcore::record::{Decision, Update};
 use crate::rfcore::select::Need;
-use crate::rfcore::update::{Arch, Facts, Failure, Records, Store};
+use crate::rfcore::update::{Arch, Checked, Facts, Failure, Records, Store};
 use crate::rfcore::x86::{self as x86c, X86Change, INSN_SIZE};
 
 /// Writes one line to stderr, past libtest's output capture, so that a plain
@@ -183,10 +183,10 @@ impl<T: VecRecords> Records for Walk<'_, T> {
 
 /// The plans of one pass, in a vector, with room for `room` of them: a push
 /// past that fails, as an allocation can, and the pass falls back.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct VecStore<C> {
     /// The plans pushed since the last clear, in order.
-    pub items: Vec<(usize, C, Decision)>,
+    pub items: Vec<(usize, Checked<C>, Decision)>,
     /// How many plans fit.
     pub room: usize,
 }
@@ -209,7 +209,7 @@ impl<C> Default for VecStore<C> {
 }
 
 impl<C: Copy> Store<usize, C> for VecStore<C> {
-    fn push(&mut self, rec: usize, change: C, decision: Decision) -> bool {
+    fn push(&mut self, rec: usize, change: Checked<C>, decision: Decision) -> bool {
         if self.items.len() >= self.room {
             return false;
         }
@@ -217,8 +217,8 @@ impl<C: Copy> Store<usize, C> for VecStore<C> {
         true
     }
 
-    fn get(&self, i: usize) -> Option<(usize, C, Decision)> {
-        self.items.get(i).copied()
+    fn get(&self, i: usize) -> Option<(usize, &Checked<C>, Decision)> {
+        self.items.get(i).map(|(rec, change, decision)| (*rec, change, *decision))
     }
 
     fn clear(&mut self) {
@@ -342,7 +342,7 @@ impl<T: X86Text> Arch for SimX86<T> {
         }
     }
 
-    fn write(&mut self, change: &X86Change) -> Result<(), Failure> {
+    fn write(&mut self, change: &Checked<X86Change>) -> Result<(), Failure> {
         let ip = change.ip;
         if self.text.site(ip).is_none() {
             self.breach(format!("write queued at {ip:#x}: not a site"));
