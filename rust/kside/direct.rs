@@ -59,9 +59,7 @@ use crate::{
     },
     kside::hash::KHash,
     kside::lock::{
-        DirectLockGuard,
         DirectLocked,
-        FtraceLockGuard,
         FtraceLocked, //
     },
     kside::registry,
@@ -275,13 +273,14 @@ pub(crate) fn register(
 /// The checks of `unregister_ftrace_direct()` and `modify_ftrace_direct()`
 /// on the ops' flags.
 fn admit_change(ops: *mut bindings::ftrace_ops) -> Result {
-    let guard = FtraceLockGuard::lock();
-    // SAFETY: the caller's ops (live for the call, the entries' contract),
-    // under ftrace_lock.
-    let ops = unsafe { Ops::from_raw(ops, &guard) }.ok_or(EINVAL)?;
-    // SAFETY: only reads a constant.
-    let multi = crate::kside::env::word(unsafe { bindings::ftrace_c_direct_multi_flags() });
-    rules::admit_change(registry::ops_flags(ops), multi).map_err(errno)
+    FtraceLocked::with(|lock| {
+        // SAFETY: the caller's ops (live for the call, the entries'
+        // contract), under ftrace_lock.
+        let ops = unsafe { Ops::from_raw(ops, lock) }.ok_or(EINVAL)?;
+        // SAFETY: only reads a constant.
+        let multi = crate::kside::env::word(unsafe { bindings::ftrace_c_direct_multi_flags() });
+        rules::admit_change(registry::ops_flags(ops), multi).map_err(errno)
+    })
 }
 
 /// `unregister_ftrace_direct()`.
@@ -296,8 +295,7 @@ pub(crate) unsafe fn unregister(
     free_filters: bool,
 ) -> Result {
     admit_change(ops)?;
-    let ret = {
-        let _direct = DirectLockGuard::lock();
+    let ret = DirectLocked::with(|_direct| {
         // SAFETY: a live ops; unregister_ftrace_function() takes
         // ftrace_lock itself and waits after dropping it.
         let ret = unsafe { bindings::unregister_ftrace_function(ops) };
@@ -308,7 +306,7 @@ pub(crate) unsafe fn unregister(
             bindings::ftrace_c_direct_ops(ops, c_word(addr), false);
         }
         ret
-    };
+    });
     if free_filters {
         // SAFETY: a live ops, stopped.
         unsafe { bindings::ftrace_free_filter(ops) };
@@ -330,33 +328,33 @@ pub(crate) unsafe fn modify(ops: *mut bindings::ftrace_ops, addr: u64, lock: boo
         // SAFETY: the ops is live (function contract); the stub ops is
         // C's static, initialised by the call.
         let tmp = unsafe { bindings::ftrace_c_direct_tmp_ops(ops, c_word(addr)) };
-        let filter = {
-            let guard = FtraceLockGuard::lock();
+        let filter = FtraceLocked::with(|lock| -> Result<_> {
             // SAFETY: the static stub ops, live forever.
-            let stub = unsafe { Ops::from_raw(tmp, &guard) }.ok_or(EINVAL)?;
-            registry::startup(stub, 0, &guard)?;
+            let stub = unsafe { Ops::from_raw(tmp, lock) }.ok_or(EINVAL)?;
+            registry::startup(stub, 0, lock)?;
             // The stub shares the ops' hashes (C set it up so).
-            let filter = KHash::of_ops(stub, false).as_ptr();
-            filter
-        };
+            Ok(KHash::of_ops(stub, false).as_ptr())
+        })?;
         // SAFETY: the IPMODIFY check of a target change: a live ops and
         // its filter (which only its owner changes, and not during this
         // call), with direct_mutex held and ftrace_lock not.
         let ret =
             unsafe { crate::kside::entry::rftrace_ipmodify_update(ops, filter, filter, true) };
         if ret == 0 {
-            let guard = FtraceLockGuard::lock();
-            let table = Table::of(direct);
-            // SAFETY: the table under direct_mutex and the ops' filter
-            // under ftrace_lock; only the targets of the table's entries
-            // for the ops' functions are written, one word each.
-            unsafe {
-                bindings::rftrace_shim_direct_retarget(table.current(), filter, c_word(addr))
-            };
-            // SAFETY: a live ops (function contract).
-            if let Some(handle) = unsafe { Ops::from_raw(ops, &guard) } {
-                handle.set_direct_call(addr);
-            }
+            FtraceLocked::with(|lock| {
+                let table = Table::of(direct);
+                // SAFETY: the table under direct_mutex and the ops' filter
+                // under ftrace_lock; only the targets of the table's
+                // entries for the ops' functions are written, one word
+                // each.
+                unsafe {
+                    bindings::rftrace_shim_direct_retarget(table.current(), filter, c_word(addr))
+                };
+                // SAFETY: a live ops (function contract).
+                if let Some(handle) = unsafe { Ops::from_raw(ops, lock) } {
+                    handle.set_direct_call(addr);
+                }
+            });
         }
         // SAFETY: the stub started above; unregister_ftrace_function()
         // takes ftrace_lock itself.
@@ -367,8 +365,7 @@ pub(crate) unsafe fn modify(ops: *mut bindings::ftrace_ops, addr: u64, lock: boo
         to_result(ret)
     };
     if lock {
-        let guard = DirectLockGuard::lock();
-        run(&guard)
+        DirectLocked::with(run)
     } else {
         DirectLocked::held(run).unwrap_or(Err(EINVAL))
     }
@@ -380,11 +377,13 @@ pub(crate) unsafe fn modify(ops: *mut bindings::ftrace_ops, addr: u64, lock: boo
 ///
 /// `ops` is a live ops; the caller holds neither lock.
 pub(crate) unsafe fn register_locked(ops: *mut bindings::ftrace_ops, addr: u64) -> c_int {
-    let direct = DirectLockGuard::lock();
-    let guard = FtraceLockGuard::lock();
-    // SAFETY: a live ops (function contract), under ftrace_lock.
-    let Some(handle) = (unsafe { Ops::from_raw(ops, &guard) }) else {
-        return EINVAL.to_errno();
-    };
-    register(handle, addr, &direct, &guard).map_or_else(|e| e.to_errno(), |()| 0)
+    DirectLocked::with(|direct| {
+        FtraceLocked::with(|lock| {
+            // SAFETY: a live ops (function contract), under ftrace_lock.
+            let Some(handle) = (unsafe { Ops::from_raw(ops, lock) }) else {
+                return EINVAL.to_errno();
+            };
+            register(handle, addr, direct, lock).map_or_else(|e| e.to_errno(), |()| 0)
+        })
+    })
 }

@@ -54,7 +54,6 @@ use crate::{
     },
     kside::ipmodify,
     kside::lock::{
-        FtraceLockGuard,
         FtraceLocked, //
     },
     kside::records::{
@@ -554,16 +553,19 @@ pub(crate) unsafe extern "C" fn rftrace_ipmodify_update(
         return einval();
     }
     let mut later = KVVec::new();
-    {
-        let guard = FtraceLockGuard::lock();
+    let asked = FtraceLocked::with(|lock| {
         // SAFETY: `ops` is live (function contract) and ftrace_lock is
-        // held by `guard`.
-        let Some(handle) = (unsafe { Ops::from_raw(ops, &guard) }) else {
+        // held (`lock`).
+        let Some(handle) = (unsafe { Ops::from_raw(ops, lock) }) else {
             return einval();
         };
-        if let Err(e) = run(handle, &guard, ipmodify::Asks::Later(&mut later)) {
-            return e.to_errno();
+        match run(handle, lock, ipmodify::Asks::Later(&mut later)) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
         }
+    });
+    if asked != 0 {
+        return asked;
     }
     for ip in later {
         // SAFETY: `ops` is live and the caller holds `direct_mutex`, under

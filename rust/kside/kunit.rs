@@ -24,10 +24,7 @@ mod tests {
             Ops,
             Rec, //
         },
-        kside::lock::{
-            FtraceLockGuard,
-            FtraceLocked, //
-        },
+        kside::lock::FtraceLocked,
         rfcore::{
             account::AccountError,
             flags::{
@@ -67,19 +64,22 @@ mod tests {
         let counts = [0u64, 1, 2, 3, REF_MAX - 1, REF_MAX];
         let mut checked = 0u32;
         let mut differ = 0u32;
-        for bits in 0u64..(1 << FLAG_BITS) {
-            for &count in &counts {
-                for enable in [false, true] {
-                    let flags = RecFlags::from_raw((bits << 19) | count);
-                    let rust = decide(flags, enable);
-                    let (c_verdict, c_flags) = c_decision(0, flags, enable);
-                    checked += 1;
-                    if c_verdict != rust.update as c_int || c_flags != rust.flags {
-                        differ += 1;
+        // C's decision writes `ftrace_bug_type`: under ftrace_lock.
+        FtraceLocked::with(|lock| {
+            for bits in 0u64..(1 << FLAG_BITS) {
+                for &count in &counts {
+                    for enable in [false, true] {
+                        let flags = RecFlags::from_raw((bits << 19) | count);
+                        let rust = decide(flags, enable);
+                        let (c_verdict, c_flags) = c_decision(lock, 0, flags, enable);
+                        checked += 1;
+                        if c_verdict != rust.update as c_int || c_flags != rust.flags {
+                            differ += 1;
+                        }
                     }
                 }
             }
-        }
+        });
         assert_eq!(checked, (1 << FLAG_BITS) * 6 * 2);
         assert_eq!(differ, 0);
     }
@@ -107,68 +107,68 @@ mod tests {
         let mut differ = 0u32;
         let mut survivor_rule = 0u32;
         // The C accounting and the survivor rule walk the ops list.
-        let lock = FtraceLockGuard::lock();
-        for &of in &ops_flags {
-            for tramp in [0usize, 0x1000] {
-                let mut ops = bindings::ftrace_ops {
-                    flags: of as usize,
-                    trampoline: tramp,
-                    ..Default::default()
-                };
-                let ops = Ops::from_mut(&mut ops, &lock);
-                for bits in 0u64..(1 << FLAG_BITS) {
-                    for &count in &counts {
-                        for inc in [false, true] {
-                            let flags = (bits << 19) | count;
-                            let mut rec = bindings::dyn_ftrace {
-                                ip: 0,
-                                flags: crate::kside::env::c_word(flags),
-                                ..Default::default()
-                            };
-                            let rec = Rec::from_mut(&mut rec, &lock);
-                            let before = rec.flags();
-                            let mut others = crate::kside::env::KernelOthers::new(rec, ops);
-                            let rust = if inc {
-                                crate::rfcore::account::add(before, ops.props(), mode)
-                            } else {
-                                crate::rfcore::account::remove(
-                                    before,
-                                    ops.props(),
-                                    mode,
-                                    &mut others,
-                                )
-                            };
-                            if (inc && count == REF_MAX - 1) || (!inc && count == 0) {
-                                let want = if inc {
-                                    AccountError::Overflow
-                                } else {
-                                    AccountError::Underflow
+        FtraceLocked::with(|lock| {
+            for &of in &ops_flags {
+                for tramp in [0usize, 0x1000] {
+                    let mut ops = bindings::ftrace_ops {
+                        flags: of as usize,
+                        trampoline: tramp,
+                        ..Default::default()
+                    };
+                    let ops = Ops::from_mut(&mut ops, lock);
+                    for bits in 0u64..(1 << FLAG_BITS) {
+                        for &count in &counts {
+                            for inc in [false, true] {
+                                let flags = (bits << 19) | count;
+                                let mut rec = bindings::dyn_ftrace {
+                                    ip: 0,
+                                    flags: crate::kside::env::c_word(flags),
+                                    ..Default::default()
                                 };
-                                if rust != Err(want) {
+                                let rec = Rec::from_mut(&mut rec, lock);
+                                let before = rec.flags();
+                                let mut others = crate::kside::env::KernelOthers::new(rec, ops);
+                                let rust = if inc {
+                                    crate::rfcore::account::add(before, ops.props(), mode)
+                                } else {
+                                    crate::rfcore::account::remove(
+                                        before,
+                                        ops.props(),
+                                        mode,
+                                        &mut others,
+                                    )
+                                };
+                                if (inc && count == REF_MAX - 1) || (!inc && count == 0) {
+                                    let want = if inc {
+                                        AccountError::Overflow
+                                    } else {
+                                        AccountError::Underflow
+                                    };
+                                    if rust != Err(want) {
+                                        differ += 1;
+                                    }
+                                    continue;
+                                }
+                                let (c_ok, c_flags) = c_account(rec, ops, inc);
+                                checked += 1;
+                                if !c_ok || rust != Ok(c_flags) {
                                     differ += 1;
                                 }
-                                continue;
-                            }
-                            let (c_ok, c_flags) = c_account(rec, ops, inc);
-                            checked += 1;
-                            if !c_ok || rust != Ok(c_flags) {
-                                differ += 1;
-                            }
-                            // The removals where the ops left on the site
-                            // and the ops removed disagree on the literal:
-                            // the case 7.2 decided from the ops removed.
-                            if others
-                                .survivor_ok
-                                .is_some_and(|left| left != ops.props().call_ops_ok)
-                            {
-                                survivor_rule += 1;
+                                // The removals where the ops left on the site
+                                // and the ops removed disagree on the literal:
+                                // the case 7.2 decided from the ops removed.
+                                if others
+                                    .survivor_ok
+                                    .is_some_and(|left| left != ops.props().call_ops_ok)
+                                {
+                                    survivor_rule += 1;
+                                }
                             }
                         }
                     }
                 }
             }
-        }
-        drop(lock);
+        });
         assert_eq!(checked, 10 * (1 << FLAG_BITS) * 8);
         assert_eq!(differ, 0);
         // With per-site literals some removals down to one user must take
@@ -190,17 +190,17 @@ mod tests {
         // checks it).
         // Nothing is asserted while the lock is held: a failed assertion
         // ends the test without unwinding, and the lock would stay taken.
-        let lock = FtraceLockGuard::lock();
-        let seen = with_table_record(&lock, 1, |rec| {
-            // SAFETY: a record of the table, under ftrace_lock; the kernel
-            // function only reads and writes its flags.
-            let tested = unsafe { bindings::ftrace_test_record(rec.as_ptr(), true) };
-            let untouched = rec.flags().raw();
-            // SAFETY: as above.
-            let updated = unsafe { bindings::ftrace_update_record(rec.as_ptr(), true) };
-            (tested, untouched, updated, rec.flags().raw())
+        let seen = FtraceLocked::with(|lock| {
+            with_table_record(lock, 1, |rec| {
+                // SAFETY: a record of the table, under ftrace_lock; the
+                // kernel function only reads and writes its flags.
+                let tested = unsafe { bindings::ftrace_test_record(rec.as_ptr(), true) };
+                let untouched = rec.flags().raw();
+                // SAFETY: as above.
+                let updated = unsafe { bindings::ftrace_update_record(rec.as_ptr(), true) };
+                (tested, untouched, updated, rec.flags().raw())
+            })
         });
-        drop(lock);
         let make_call = bindings::FTRACE_UPDATE_MAKE_CALL as c_int;
         let want =
             u64::from(bindings::FTRACE_FL_ENABLED) | u64::from(bindings::FTRACE_FL_TOUCHED) | 1;
@@ -216,26 +216,26 @@ mod tests {
             Cursor, //
         };
         // Counted under the lock, asserted after it (see above).
-        let lock = FtraceLockGuard::lock();
         let (mut found, mut inside) = (0u32, 0u32);
-        let mut at = Cursor::first(&lock);
-        while let Some(c) = at {
-            let rec = c.rec().as_ptr();
-            // Every record of the table is found, as itself...
-            if find(rec, &lock).map(|r| r.as_ptr()) == Some(rec) {
-                found += 1;
+        let (stray_found, null_found) = FtraceLocked::with(|lock| {
+            let mut at = Cursor::first(lock);
+            while let Some(c) = at {
+                let rec = c.rec().as_ptr();
+                // Every record of the table is found, as itself...
+                if find(rec, lock).map(|r| r.as_ptr()) == Some(rec) {
+                    found += 1;
+                }
+                // ...and a pointer into the middle of one is not.
+                if find(rec.cast::<u8>().wrapping_add(1).cast(), lock).is_some() {
+                    inside += 1;
+                }
+                at = c.next();
             }
-            // ...and a pointer into the middle of one is not.
-            if find(rec.cast::<u8>().wrapping_add(1).cast(), &lock).is_some() {
-                inside += 1;
-            }
-            at = c.next();
-        }
-        // Nor a record that is not in the table.
-        let mut stray = bindings::dyn_ftrace::default();
-        let stray_found = find(&mut stray, &lock).is_some();
-        let null_found = find(core::ptr::null(), &lock).is_some();
-        drop(lock);
+            // Nor a record that is not in the table.
+            let mut stray = bindings::dyn_ftrace::default();
+            let stray_found = find(&mut stray, lock).is_some();
+            (stray_found, find(core::ptr::null(), lock).is_some())
+        });
         // The core kernel has more records than that.
         assert!(found > 10_000);
         assert_eq!(inside, 0);
@@ -264,37 +264,38 @@ mod tests {
         let mut checked = 0u32;
         let mut differ = 0u32;
         let mut via_c_differ = 0u32;
-        let lock = FtraceLockGuard::lock();
-        for bits in [0, REGS, REGS_EN, REGS | REGS_EN] {
-            for count in [0u64, 1, 2, REF_MAX] {
-                for enabled in [0, u64::from(bindings::FTRACE_FL_ENABLED)] {
-                    let mut rec = bindings::dyn_ftrace {
-                        ip: crate::kside::env::c_word(0x1000),
-                        flags: crate::kside::env::c_word(bits | count | enabled),
-                        ..Default::default()
-                    };
-                    let rec = Rec::from_mut(&mut rec, &lock);
-                    for new in [false, true] {
-                        let rust = crate::kside::env::select_addr(rec, new);
-                        checked += 1;
-                        if rust != crate::kside::env::c_select_addr(rec, new) {
-                            differ += 1;
+        FtraceLocked::with(|lock| {
+            for bits in [0, REGS, REGS_EN, REGS | REGS_EN] {
+                for count in [0u64, 1, 2, REF_MAX] {
+                    for enabled in [0, u64::from(bindings::FTRACE_FL_ENABLED)] {
+                        let mut rec = bindings::dyn_ftrace {
+                            ip: crate::kside::env::c_word(0x1000),
+                            flags: crate::kside::env::c_word(bits | count | enabled),
+                            ..Default::default()
+                        };
+                        let rec = Rec::from_mut(&mut rec, lock);
+                        for new in [false, true] {
+                            let rust = crate::kside::env::select_addr(rec, new);
+                            checked += 1;
+                            if rust != crate::kside::env::c_select_addr(rec, new) {
+                                differ += 1;
+                            }
                         }
-                    }
-                    // The kernel's entry point reaches Rust (for a record
-                    // of the table in the same state).
-                    let same = with_table_record(&lock, rec.flags().raw(), |rec| {
-                        // SAFETY: a record of the table, under ftrace_lock.
-                        let via_c = unsafe { bindings::ftrace_get_addr_new(rec.as_ptr()) };
-                        crate::kside::env::word(via_c) == crate::kside::env::select_addr(rec, true)
-                    });
-                    if same != Some(true) {
-                        via_c_differ += 1;
+                        // The kernel's entry point reaches Rust (for a record
+                        // of the table in the same state).
+                        let same = with_table_record(lock, rec.flags().raw(), |rec| {
+                            // SAFETY: a record of the table, under ftrace_lock.
+                            let via_c = unsafe { bindings::ftrace_get_addr_new(rec.as_ptr()) };
+                            crate::kside::env::word(via_c)
+                                == crate::kside::env::select_addr(rec, true)
+                        });
+                        if same != Some(true) {
+                            via_c_differ += 1;
+                        }
                     }
                 }
             }
-        }
-        drop(lock);
+        });
         assert_eq!(checked, 4 * 4 * 2 * 2);
         assert_eq!(differ, 0);
         assert_eq!(via_c_differ, 0);
@@ -540,44 +541,44 @@ mod tests {
                 update::Facts, //
             },
         };
-        let lock = FtraceLockGuard::lock();
-        // A record in the NOP state with one user: enabling makes a call.
-        let mut raw = bindings::dyn_ftrace {
-            ip: crate::kside::env::c_word(0x1000),
-            flags: 1,
-            ..Default::default()
-        };
-        let rec = Rec::from_mut(&mut raw, &lock);
-        let right = decide(rec.flags(), true);
-        assert_eq!(right.update, Update::MakeCall);
-        let facts = Facts {
-            ip: rec.ip(),
-            flags: rec.flags(),
-            new: Some(crate::kside::env::c_select_addr(rec, true)),
-            curr: Some(crate::kside::env::c_select_addr(rec, false)),
-            unique: None,
-        };
-        // The truth: nothing differs.
-        assert!(!compare(rec, true, &right, Some(&facts)).any());
-        // A wrong update, wrong flags, a wrong target: each is seen.
-        let mut wrong = right;
-        wrong.update = Update::Ignore;
-        assert!(compare(rec, true, &wrong, Some(&facts)).decision);
-        let mut wrong = right;
-        wrong.flags = RecFlags::from_raw(right.flags.raw() ^ 1);
-        assert!(compare(rec, true, &wrong, None).decision);
-        let mut moved = facts;
-        moved.new = moved.new.map(|a| a.wrapping_add(4));
-        let d = compare(rec, true, &right, Some(&moved));
-        assert!(d.targets && !d.decision);
-        let mut moved = facts;
-        moved.curr = moved.curr.map(|a| a.wrapping_add(4));
-        assert!(compare(rec, true, &right, Some(&moved)).targets);
-        // A target the plan did not need is not gathered, nor compared.
-        let mut unasked = moved;
-        unasked.curr = None;
-        assert!(!compare(rec, true, &right, Some(&unasked)).any());
-        drop(lock);
+        FtraceLocked::with(|lock| {
+            // A record in the NOP state with one user: enabling makes a call.
+            let mut raw = bindings::dyn_ftrace {
+                ip: crate::kside::env::c_word(0x1000),
+                flags: 1,
+                ..Default::default()
+            };
+            let rec = Rec::from_mut(&mut raw, lock);
+            let right = decide(rec.flags(), true);
+            assert_eq!(right.update, Update::MakeCall);
+            let facts = Facts {
+                ip: rec.ip(),
+                flags: rec.flags(),
+                new: Some(crate::kside::env::c_select_addr(rec, true)),
+                curr: Some(crate::kside::env::c_select_addr(rec, false)),
+                unique: None,
+            };
+            // The truth: nothing differs.
+            assert!(!compare(rec, true, &right, Some(&facts)).any());
+            // A wrong update, wrong flags, a wrong target: each is seen.
+            let mut wrong = right;
+            wrong.update = Update::Ignore;
+            assert!(compare(rec, true, &wrong, Some(&facts)).decision);
+            let mut wrong = right;
+            wrong.flags = RecFlags::from_raw(right.flags.raw() ^ 1);
+            assert!(compare(rec, true, &wrong, None).decision);
+            let mut moved = facts;
+            moved.new = moved.new.map(|a| a.wrapping_add(4));
+            let d = compare(rec, true, &right, Some(&moved));
+            assert!(d.targets && !d.decision);
+            let mut moved = facts;
+            moved.curr = moved.curr.map(|a| a.wrapping_add(4));
+            assert!(compare(rec, true, &right, Some(&moved)).targets);
+            // A target the plan did not need is not gathered, nor compared.
+            let mut unasked = moved;
+            unasked.curr = None;
+            assert!(!compare(rec, true, &right, Some(&unasked)).any());
+        });
     }
 
     #[test]
@@ -587,33 +588,33 @@ mod tests {
             EINVAL,
             EPERM, //
         };
-        let lock = FtraceLockGuard::lock();
-        let head = crate::kside::registry::trace_function(&lock);
-        // A deleted ops may not register again.
-        let mut deleted = bindings::ftrace_ops {
-            flags: bindings::FTRACE_OPS_FL_DELETED as usize,
-            ..Default::default()
-        };
-        let ops = Ops::from_mut(&mut deleted, &lock);
-        assert_eq!(
-            registry::register(ops, &lock).map_err(|e| e.to_errno()),
-            Err(EINVAL.to_errno())
-        );
-        // An enabled ops that is not on the list cannot leave it.
-        let mut stray = bindings::ftrace_ops {
-            flags: bindings::FTRACE_OPS_FL_ENABLED as usize,
-            ..Default::default()
-        };
-        let ops = Ops::from_mut(&mut stray, &lock);
-        assert_eq!(
-            registry::unregister(ops, &lock).map_err(|e| e.to_errno()),
-            Err(EPERM.to_errno())
-        );
-        // Neither touched the list, and the shared callers' choice is the
-        // one the kernel's C code makes from it.
-        assert_eq!(registry::trace_function(&lock), head);
-        assert_eq!(registry::c_trace_function(&lock), head);
-        drop(lock);
+        FtraceLocked::with(|lock| {
+            let head = crate::kside::registry::trace_function(lock);
+            // A deleted ops may not register again.
+            let mut deleted = bindings::ftrace_ops {
+                flags: bindings::FTRACE_OPS_FL_DELETED as usize,
+                ..Default::default()
+            };
+            let ops = Ops::from_mut(&mut deleted, lock);
+            assert_eq!(
+                registry::register(ops, lock).map_err(|e| e.to_errno()),
+                Err(EINVAL.to_errno())
+            );
+            // An enabled ops that is not on the list cannot leave it.
+            let mut stray = bindings::ftrace_ops {
+                flags: bindings::FTRACE_OPS_FL_ENABLED as usize,
+                ..Default::default()
+            };
+            let ops = Ops::from_mut(&mut stray, lock);
+            assert_eq!(
+                registry::unregister(ops, lock).map_err(|e| e.to_errno()),
+                Err(EPERM.to_errno())
+            );
+            // Neither touched the list, and the shared callers' choice is the
+            // one the kernel's C code makes from it.
+            assert_eq!(registry::trace_function(lock), head);
+            assert_eq!(registry::c_trace_function(lock), head);
+        });
     }
 
     #[test]
@@ -626,11 +627,11 @@ mod tests {
         let ftrace_lock_mine = FtraceMutex::mine;
         // Nobody holds ftrace_lock for the test, so there is no proof...
         assert!(!ftrace_lock_mine());
-        let lock = FtraceLockGuard::lock();
-        // ...until this task takes it...
-        assert!(ftrace_lock_mine());
-        assert_eq!(FtraceLocked::held(|_| 7), Some(7));
-        drop(lock);
+        FtraceLocked::with(|_lock| {
+            // ...until this task takes it...
+            assert!(ftrace_lock_mine());
+            assert_eq!(FtraceLocked::held(|_| 7), Some(7));
+        });
         // ...and none once it let it go.
         assert!(!ftrace_lock_mine());
     }
@@ -702,23 +703,23 @@ fn wrong_bytes_are_refused() -> Option<u32> {
     let failures = crate::STATS.failures.load(Relaxed);
     // Checked after the lock is dropped (`expect!`).
     let mut bad = None;
-    let lock = crate::kside::lock::FtraceLockGuard::lock();
-    // The Rust hook reads the site, finds no NOP and refuses, before
-    // any write is attempted.
-    let ret = make_call(Rec::from_mut(&mut rec, &lock), word(target));
-    expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
-    expect!(bad, site == [0xcc, 0x90, 0x90, 0x90, 0x90]);
-    expect!(bad, crate::STATS.failures.load(Relaxed) - failures == 1);
-    // The same for making a NOP out of a call that is not there.
-    let ret = make_nop(
-        Module::core_kernel(),
-        Rec::from_mut(&mut rec, &lock),
-        word(target),
-        false,
-    );
-    expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
-    expect!(bad, site == [0xcc, 0x90, 0x90, 0x90, 0x90]);
-    drop(lock);
+    crate::kside::lock::FtraceLocked::with(|lock| {
+        // The Rust hook reads the site, finds no NOP and refuses, before
+        // any write is attempted.
+        let ret = make_call(Rec::from_mut(&mut rec, lock), word(target));
+        expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
+        expect!(bad, site == [0xcc, 0x90, 0x90, 0x90, 0x90]);
+        expect!(bad, crate::STATS.failures.load(Relaxed) - failures == 1);
+        // The same for making a NOP out of a call that is not there.
+        let ret = make_nop(
+            Module::core_kernel(),
+            Rec::from_mut(&mut rec, lock),
+            word(target),
+            false,
+        );
+        expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
+        expect!(bad, site == [0xcc, 0x90, 0x90, 0x90, 0x90]);
+    });
     bad
 }
 
@@ -766,28 +767,28 @@ fn wrong_bytes_are_refused() -> Option<u32> {
     let failures = crate::STATS.failures.load(Relaxed);
     // Checked after the lock is dropped (`expect!`).
     let mut bad = None;
-    let lock = crate::kside::lock::FtraceLockGuard::lock();
-    let unchanged = |s: &FakeSite| {
-        // SAFETY: reads of our own stack object.
-        unsafe {
-            core::ptr::read_volatile(&s.literal) == 0x1234
-                && core::ptr::read_volatile(&s.mov) == MOV_X9_LR
-                && core::ptr::read_volatile(&s.slot) == BRK
-        }
-    };
-    let ret = make_call(Rec::from_mut(&mut rec, &lock), word(target));
-    expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
-    expect!(bad, unchanged(&site));
-    expect!(bad, crate::STATS.failures.load(Relaxed) - failures == 1);
-    let ret = make_nop(
-        Module::core_kernel(),
-        Rec::from_mut(&mut rec, &lock),
-        word(target),
-        false,
-    );
-    expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
-    expect!(bad, unchanged(&site));
-    drop(lock);
+    crate::kside::lock::FtraceLocked::with(|lock| {
+        let unchanged = |s: &FakeSite| {
+            // SAFETY: reads of our own stack object.
+            unsafe {
+                core::ptr::read_volatile(&s.literal) == 0x1234
+                    && core::ptr::read_volatile(&s.mov) == MOV_X9_LR
+                    && core::ptr::read_volatile(&s.slot) == BRK
+            }
+        };
+        let ret = make_call(Rec::from_mut(&mut rec, lock), word(target));
+        expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
+        expect!(bad, unchanged(&site));
+        expect!(bad, crate::STATS.failures.load(Relaxed) - failures == 1);
+        let ret = make_nop(
+            Module::core_kernel(),
+            Rec::from_mut(&mut rec, lock),
+            word(target),
+            false,
+        );
+        expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
+        expect!(bad, unchanged(&site));
+    });
     bad
 }
 
@@ -858,73 +859,73 @@ fn wrong_bytes_are_refused() -> Option<u32> {
     // Checked after the lock is dropped (`expect!`).
     let mut bad = None;
     let failures = crate::STATS.failures.load(Relaxed);
-    let lock = crate::kside::lock::FtraceLockGuard::lock();
-    let target = crate::kside::env::c_word(caller);
-    // Updated already, as the kernel updates a record before the hook: one
-    // ops, enabled (the literal is to hold the list ops).
-    let enabled = (bindings::FTRACE_FL_ENABLED | 1) as usize;
-    let mut rec = bindings::dyn_ftrace {
-        ip,
-        flags: enabled,
-        ..Default::default()
-    };
-    let unchanged = |auipc: u32, slot: u32| {
-        SITE.literal.load(Relaxed) == 0x1234
-            && SITE.auipc.load(Relaxed) == auipc
-            && SITE.slot.load(Relaxed) == slot
-    };
-    // The slot holds a breakpoint, not the nop a call is made from: the
-    // arch's check says so with both words, and the hook refuses.
-    SITE.auipc.store(auipc, Relaxed);
-    SITE.slot.store(EBREAK, Relaxed);
-    let facts = Facts {
-        ip: ip as u64,
-        flags: RecFlags::from_raw(0),
-        curr: None,
-        new: Some(caller),
-        unique: None,
-    };
-    let decision = Decision {
-        update: Update::MakeCall,
-        flags: RecFlags::from_raw(enabled as u64),
-    };
-    let arch = &mut Native::for_pass(&lock, false);
-    let change = arch.plan(&facts, &decision);
-    expect!(bad, change.is_ok());
-    if let Ok(change) = change {
-        let want = Err(Failure::Mismatch {
-            expected: Insn::word(NOP),
-            actual: Insn::word(EBREAK),
-        });
-        expect!(bad, arch.check(&change) == want);
-    }
-    let ret = make_call(Rec::from_mut(&mut rec, &lock), word(target));
-    expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
-    expect!(bad, unchanged(auipc, EBREAK));
-    expect!(bad, crate::STATS.failures.load(Relaxed) - failures == 1);
-    // Nor is it the `jalr` an enabled record's call is removed from.
-    let ret = make_nop(
-        Module::core_kernel(),
-        Rec::from_mut(&mut rec, &lock),
-        word(target),
-        false,
-    );
-    expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
-    expect!(bad, unchanged(auipc, EBREAK));
-    // The slot is right but the fixed `auipc` is missing: refused before
-    // the literal store too.
-    SITE.auipc.store(NOP, Relaxed);
-    SITE.slot.store(NOP, Relaxed);
-    if let Ok(change) = arch.plan(&facts, &decision) {
-        let want = Err(Failure::Mismatch {
-            expected: Insn::word(auipc),
-            actual: Insn::word(NOP),
-        });
-        expect!(bad, arch.check(&change) == want);
-    }
-    let ret = make_call(Rec::from_mut(&mut rec, &lock), word(target));
-    expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
-    expect!(bad, unchanged(NOP, NOP));
-    drop(lock);
+    crate::kside::lock::FtraceLocked::with(|lock| {
+        let target = crate::kside::env::c_word(caller);
+        // Updated already, as the kernel updates a record before the hook: one
+        // ops, enabled (the literal is to hold the list ops).
+        let enabled = (bindings::FTRACE_FL_ENABLED | 1) as usize;
+        let mut rec = bindings::dyn_ftrace {
+            ip,
+            flags: enabled,
+            ..Default::default()
+        };
+        let unchanged = |auipc: u32, slot: u32| {
+            SITE.literal.load(Relaxed) == 0x1234
+                && SITE.auipc.load(Relaxed) == auipc
+                && SITE.slot.load(Relaxed) == slot
+        };
+        // The slot holds a breakpoint, not the nop a call is made from: the
+        // arch's check says so with both words, and the hook refuses.
+        SITE.auipc.store(auipc, Relaxed);
+        SITE.slot.store(EBREAK, Relaxed);
+        let facts = Facts {
+            ip: ip as u64,
+            flags: RecFlags::from_raw(0),
+            curr: None,
+            new: Some(caller),
+            unique: None,
+        };
+        let decision = Decision {
+            update: Update::MakeCall,
+            flags: RecFlags::from_raw(enabled as u64),
+        };
+        let arch = &mut Native::for_pass(lock, false);
+        let change = arch.plan(&facts, &decision);
+        expect!(bad, change.is_ok());
+        if let Ok(change) = change {
+            let want = Err(Failure::Mismatch {
+                expected: Insn::word(NOP),
+                actual: Insn::word(EBREAK),
+            });
+            expect!(bad, arch.check(&change) == want);
+        }
+        let ret = make_call(Rec::from_mut(&mut rec, lock), word(target));
+        expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
+        expect!(bad, unchanged(auipc, EBREAK));
+        expect!(bad, crate::STATS.failures.load(Relaxed) - failures == 1);
+        // Nor is it the `jalr` an enabled record's call is removed from.
+        let ret = make_nop(
+            Module::core_kernel(),
+            Rec::from_mut(&mut rec, lock),
+            word(target),
+            false,
+        );
+        expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
+        expect!(bad, unchanged(auipc, EBREAK));
+        // The slot is right but the fixed `auipc` is missing: refused before
+        // the literal store too.
+        SITE.auipc.store(NOP, Relaxed);
+        SITE.slot.store(NOP, Relaxed);
+        if let Ok(change) = arch.plan(&facts, &decision) {
+            let want = Err(Failure::Mismatch {
+                expected: Insn::word(auipc),
+                actual: Insn::word(NOP),
+            });
+            expect!(bad, arch.check(&change) == want);
+        }
+        let ret = make_call(Rec::from_mut(&mut rec, lock), word(target));
+        expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
+        expect!(bad, unchanged(NOP, NOP));
+    });
     bad
 }

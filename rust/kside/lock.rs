@@ -8,15 +8,22 @@
 //! direct-functions table, `kside::direct`). None is a Rust lock, so the
 //! core cannot use `kernel::sync::Mutex`; instead it uses tokens in the
 //! spirit of `kernel::sync::LockedBy`: a [`Locked<M>`] ([`FtraceLocked`],
-//! [`TextLocked`], [`DirectLocked`]) can only be had by reference, from a
-//! [`Guard<M>`] that took the mutex, or inside [`Locked::held()`], which a
-//! C entry point calls when its C caller holds the mutex and which checks
-//! that: the mutex's owner must be the current task, with or without
-//! lockdep. A caller that does not hold the mutex gets a warning and no
-//! proof, so making a proof needs no `unsafe` and no trust in the caller.
-//! Every handle on a record or an ops (`kside::env::Rec`,
-//! `kside::env::Ops`, ...) borrows such a reference, so no handle can
-//! outlive the lock that made it valid.
+//! [`TextLocked`], [`DirectLocked`]) is only ever seen by reference, and
+//! only inside a closure during which the current task holds the mutex:
+//!
+//! - [`Locked::with()`] takes the mutex, runs the closure with the proof
+//!   and releases the mutex when the closure returns;
+//! - [`Locked::held()`], for a C entry point whose C caller holds the
+//!   mutex, checks that the mutex's owner is the current task (with or
+//!   without lockdep) and runs the closure with the proof; a caller that
+//!   does not hold it gets a warning and no proof.
+//!
+//! There is no guard value: nothing a closure can drop, forget or move
+//! releases the mutex while a proof lives, and releasing it takes an
+//! `unsafe` call of the mutex's C function. The reference's lifetime is
+//! the closure call's, so a proof cannot be kept past it. Every handle on
+//! a record or an ops (`kside::env::Rec`, `kside::env::Ops`, ...)
+//! borrows such a reference, so no handle outlives the lock either.
 //!
 //! A leaf module with `unsafe` code: the C calls that take, release and
 //! ask about the mutexes, made in one place for all three.
@@ -44,9 +51,9 @@ pub(crate) type LockFn = unsafe extern "C" fn();
 pub(crate) unsafe trait CMutex {
     /// Whether the current task holds the mutex (its owner is this task).
     const MINE: OwnerFn;
-    /// Takes the mutex. Only [`Guard::lock()`] calls it.
+    /// Takes the mutex. Only [`Locked::with()`] calls it.
     const LOCK: LockFn;
-    /// Releases the mutex. Only a [`Guard`]'s drop calls it.
+    /// Releases the mutex. Only [`Locked::with()`] calls it.
     const UNLOCK: LockFn;
 
     /// Whether the current task holds the mutex.
@@ -58,7 +65,8 @@ pub(crate) unsafe trait CMutex {
 
 /// Proof that the current task holds the mutex `M`.
 ///
-/// Only ever seen as `&Locked<M>`: from a [`Guard`] or [`Locked::held()`].
+/// Only ever seen as `&Locked<M>`, inside [`Locked::with()`] or
+/// [`Locked::held()`].
 ///
 /// # Invariants
 ///
@@ -79,55 +87,52 @@ impl<M: CMutex> Locked<M> {
             return None;
         }
         // INVARIANT: the current task holds the mutex, and cannot release
-        // it during the call: the task runs `f`, and the reference cannot
-        // leave the closure (its lifetime is the call's).
+        // it during the call: the task runs `f`, no safe code can release
+        // a mutex (there is no guard, and the release is an `unsafe` C
+        // call), and the reference cannot leave the closure (its lifetime
+        // is the call's).
         let token = Locked {
             _not_send: PhantomData,
         };
         Some(f(&token))
     }
-}
 
-/// The mutex `M`, taken; released on drop.
-///
-/// # Invariants
-///
-/// The current task took `M` when the guard was made and holds it until
-/// the guard is dropped.
-pub(crate) struct Guard<M: CMutex> {
-    token: Locked<M>,
-}
-
-impl<M: CMutex> Guard<M> {
-    /// Takes the mutex (may sleep).
-    pub(crate) fn lock() -> Self {
+    /// Takes the mutex (may sleep), runs `f` with the proof that it is
+    /// held, and releases it when `f` returns.
+    ///
+    /// The current task must not hold `M` already (the mutex is not
+    /// recursive: lockdep reports the deadlock).
+    pub(crate) fn with<R>(f: impl FnOnce(&Self) -> R) -> R {
         // SAFETY: takes the mutex; only sleeping is asked of the caller
         // (trait contract), and the core takes these mutexes from process
         // context.
         unsafe { (M::LOCK)() };
-        // INVARIANT: just taken.
-        Guard {
-            token: Locked {
-                _not_send: PhantomData,
-            },
-        }
+        let release = Release::<M>(PhantomData);
+        // INVARIANT: just taken, and held until `release` goes, after the
+        // closure (which cannot reach `release`) has returned.
+        let token = Locked {
+            _not_send: PhantomData,
+        };
+        let answer = f(&token);
+        drop(release);
+        answer
     }
 }
 
-impl<M: CMutex> core::ops::Deref for Guard<M> {
-    type Target = Locked<M>;
+/// Releases `M` when dropped: private to [`Locked::with()`], which makes
+/// one after taking `M`, so that the mutex is released however the
+/// closure ends.
+///
+/// # Invariants
+///
+/// The current task took `M` with `LOCK` before making the value, and no
+/// proof of `M` made with it is live when it is dropped.
+struct Release<M: CMutex>(PhantomData<*mut M>);
 
-    fn deref(&self) -> &Locked<M> {
-        // The proof lives as long as the guard, which holds the mutex.
-        &self.token
-    }
-}
-
-impl<M: CMutex> Drop for Guard<M> {
+impl<M: CMutex> Drop for Release<M> {
     fn drop(&mut self) {
-        // SAFETY: the guard took the mutex with `LOCK` (type invariants),
-        // and every handle borrowing its token is gone, since they borrow
-        // `self`.
+        // SAFETY: taken with `LOCK` by this task, and the proof the
+        // closure had is gone (type invariants).
         unsafe { (M::UNLOCK)() };
     }
 }
@@ -145,8 +150,6 @@ unsafe impl CMutex for FtraceMutex {
 
 /// Proof that the current task holds `ftrace_lock`.
 pub(crate) type FtraceLocked = Locked<FtraceMutex>;
-/// `ftrace_lock`, taken by the core (KUnit, the direct-call paths).
-pub(crate) type FtraceLockGuard = Guard<FtraceMutex>;
 
 /// `text_mutex`: live kernel text (the x86 INT3 batches and trampoline
 /// calls, the riscv64 stores).
@@ -164,9 +167,6 @@ unsafe impl CMutex for TextMutex {
 /// Proof that the current task holds `text_mutex`.
 #[cfg_attr(CONFIG_ARM64, allow(dead_code))]
 pub(crate) type TextLocked = Locked<TextMutex>;
-/// `text_mutex`, taken by the core (riscv64's first stores at a site).
-#[cfg(CONFIG_RISCV)]
-pub(crate) type TextLockGuard = Guard<TextMutex>;
 
 /// `direct_mutex`: the direct-functions table.
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
@@ -184,9 +184,6 @@ unsafe impl CMutex for DirectMutex {
 /// Proof that the current task holds `direct_mutex`.
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 pub(crate) type DirectLocked = Locked<DirectMutex>;
-/// `direct_mutex`, taken by the core.
-#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-pub(crate) type DirectLockGuard = Guard<DirectMutex>;
 
 /// A value kept under `ftrace_lock`: read and written only with the proof
 /// that the lock is held, by copy, so that no reference to it escapes
