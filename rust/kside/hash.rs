@@ -206,15 +206,17 @@ impl<'a> Fresh<'a> {
     }
 
     /// Puts the hash in `slot` for a change that may still be undone.
-    pub(crate) fn install(self, slot: &HashSlot<'_>) -> Installed {
+    pub(crate) fn install<'s>(self, slot: &HashSlot<'s>) -> Installed<'s> {
         let new = self.0.ptr;
         core::mem::forget(self);
         let old = slot.swap(new);
-        // INVARIANT: `new` was ours and is in the slot now; `old` was there.
+        // INVARIANT: `new` was ours and is in the slot now; `old` was
+        // there; the slot's lock proof lives for `'s`.
         Installed {
             slot: slot.ptr,
             new,
             old,
+            _lock: PhantomData,
         }
     }
 }
@@ -224,16 +226,17 @@ impl<'a> Fresh<'a> {
 /// # Invariants
 ///
 /// `slot` is a live ops' hash slot holding `new`, which replaced `old`;
-/// `ftrace_lock` is held for as long as the value lives (it is made and
-/// ended within one function that holds the lock proof).
+/// `ftrace_lock` is held for `'a` (the value borrows the proof its slot
+/// was reached with, so it cannot outlive the lock).
 #[must_use = "an installed hash must be kept or undone"]
-pub(crate) struct Installed {
+pub(crate) struct Installed<'a> {
     slot: *mut *mut bindings::ftrace_hash,
     new: *mut bindings::ftrace_hash,
     old: *mut bindings::ftrace_hash,
+    _lock: PhantomData<&'a FtraceLocked>,
 }
 
-impl Installed {
+impl Installed<'_> {
     /// The change stays: the replaced hash is to be freed.
     pub(crate) fn keep(self) -> Retired {
         Retired(self.old)
