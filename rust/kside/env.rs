@@ -178,7 +178,7 @@ impl<'a> Rec<'a> {
 
     /// Runs the kernel's C decision logic on a copy of the record.
     pub(crate) fn c_decision(self, enable: bool) -> (c_int, RecFlags) {
-        c_decision(self.ip(), self.flags(), enable)
+        c_decision(self.lock, self.ip(), self.flags(), enable)
     }
 }
 
@@ -186,8 +186,15 @@ impl<'a> Rec<'a> {
 /// `update`) on a record made of `ip` and `flags`.
 ///
 /// Returns the C verdict and the word C would store. No record of the table
-/// is touched; the caller sets `ftrace_bug_type` again if it matters.
-pub(crate) fn c_decision(ip: u64, flags: RecFlags, enable: bool) -> (c_int, RecFlags) {
+/// is touched; the caller sets `ftrace_bug_type` again if it matters. C
+/// writes the global `ftrace_bug_type` on the way, which only a holder of
+/// `ftrace_lock` may do: hence `_lock`.
+pub(crate) fn c_decision(
+    _lock: &FtraceLocked,
+    ip: u64,
+    flags: RecFlags,
+    enable: bool,
+) -> (c_int, RecFlags) {
     let mut copy = bindings::dyn_ftrace {
         ip: c_word(ip),
         flags: c_word(flags.raw()),
@@ -195,7 +202,7 @@ pub(crate) fn c_decision(ip: u64, flags: RecFlags, enable: bool) -> (c_int, RecF
     };
     // SAFETY: `copy` is a valid, exclusively owned record on our stack;
     // `ftrace_c_check_record()` only reads and writes its flags word and
-    // the global `ftrace_bug_type`.
+    // the global `ftrace_bug_type`, under ftrace_lock (`_lock`).
     let verdict = unsafe { bindings::ftrace_c_check_record(&mut copy, enable, true) };
     (verdict, RecFlags::from_raw(word(copy.flags)))
 }
