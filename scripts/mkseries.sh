@@ -6,7 +6,9 @@
 # Writes the project as a patch series for a Linux 7.2 tree, one mail per
 # file, as `git format-patch -s --cover-letter` would (default OUTDIR:
 # build/series; its old *.patch files are removed first).  Apply it with
-# `git am $(ls OUTDIR/*.patch | grep -v cover-letter)`:
+# `git am --empty=drop OUTDIR/*.patch` (git 2.35 or later; the cover
+# letter holds no change, and without --empty=drop git am stops on it),
+# or leave 0000-cover-letter.patch out:
 #
 #   0000  the cover letter, "[PATCH 0/N]": what the series is, why, how
 #         it was tested (docs/kernel/cover-letter.txt, with the base's
