@@ -78,7 +78,10 @@ struct ftrace_ops *rftrace_find_unique_ops(struct dyn_ftrace *rec);
  * but (*@last)->next still points into the table for lockless readers;
  * after an RCU grace period set it to NULL and free them.  Both subtract
  * the records that went from *@records.  rftrace_lookup_rec(): the first
- * record touching [@start, @end], under RCU or ftrace_lock.
+ * record touching [@start, @end].  Its own RCU read-side section ends when
+ * it returns, so the record stays valid only while the caller holds
+ * rcu_read_lock() or ftrace_lock: every caller does (ftrace_location_range()
+ * holds rcu_read_lock()).
  */
 int rftrace_build_table(struct module *mod, unsigned long *start,
 			unsigned long *end, struct ftrace_page **first,

@@ -410,7 +410,7 @@ pub(crate) unsafe fn scan_call_sites(
     end: *mut kernel::ffi::c_ulong,
 ) -> rfcore::table::Report {
     // SAFETY: the caller's contract is `scan_locs()`'s.
-    let report = unsafe { kside::env::scan_locs(module, start, end) };
+    let report = unsafe { kside::env::scan_locs(module, start, end, karch::call_site) };
     let refused = report.refused();
     bump(&STATS.sites_refused, refused);
     if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {

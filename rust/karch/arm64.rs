@@ -58,7 +58,7 @@ const BTI: bool = cfg!(CONFIG_ARM64_BTI_KERNEL);
 pub(crate) struct Arm64<'a> {
     _lock: &'a FtraceLocked,
     module: Module<'a>,
-    may_sleep: bool,
+    may_sleep: karch::MaySleep,
 }
 
 impl Arm64<'_> {
@@ -73,7 +73,7 @@ impl Arm64<'_> {
 }
 
 impl<'a> KernelArch<'a> for Arm64<'a> {
-    fn for_pass(lock: &'a FtraceLocked, may_sleep: bool) -> Self {
+    fn for_pass(lock: &'a FtraceLocked, may_sleep: karch::MaySleep) -> Self {
         // No module: the PLT of a live module's site is looked up by
         // address.
         Arm64 {
@@ -87,7 +87,7 @@ impl<'a> KernelArch<'a> for Arm64<'a> {
         Arm64 {
             _lock: lock,
             module,
-            may_sleep: false,
+            may_sleep: karch::MaySleep::NO,
         }
     }
 }
@@ -165,6 +165,6 @@ impl Arch for Arm64<'_> {
     fn flush(&mut self) {}
 
     fn relax(&mut self) {
-        karch::relax(self.may_sleep);
+        self.may_sleep.relax();
     }
 }

@@ -62,13 +62,19 @@ pub(crate) type Native<'a> = x86::X86<'a>;
 pub(crate) trait KernelArch<'a>: Arch + Sized {
     /// For an update pass over the table, under `lock`; `may_sleep`: the
     /// pass may `cond_resched()` between records.
-    fn for_pass(lock: &'a FtraceLocked, may_sleep: bool) -> Self;
+    fn for_pass(lock: &'a FtraceLocked, may_sleep: MaySleep) -> Self;
 
     /// For one site of `module` (the core kernel: the core kernel, or a
     /// live module found by address); `mcount`: what the compiler's call
     /// at the site calls before its first conversion (0 if that is not the
     /// question).
     fn for_site(lock: &'a FtraceLocked, module: Module<'a>, mcount: u64) -> Self;
+}
+
+/// The patch-site address of a call-site list entry, as the architecture
+/// being built computes it (`ftrace_call_adjust()`).
+pub(crate) fn call_site(entry: u64) -> Option<u64> {
+    <Native<'static> as Arch>::call_site(entry)
 }
 
 /// `ftrace_replace_code()`: check every change, then write them in the
@@ -88,25 +94,25 @@ pub(crate) fn init_groups(
     pass::init_groups(lock, arch, first, flags, init)
 }
 
-pub(crate) fn replace_code(lock: &FtraceLocked, enable: bool, may_sleep: bool) {
+pub(crate) fn replace_code(lock: &FtraceLocked, enable: bool, may_sleep: MaySleep) {
     pass::replace_all(lock, &mut Native::for_pass(lock, may_sleep), enable);
 }
 
 /// `__ftrace_replace_code()`: one record and its site; 0 or -errno.
 pub(crate) fn replace_one(rec: Rec<'_>, enable: bool) -> c_int {
-    pass::replace_one(rec, &mut Native::for_pass(rec.lock(), false), enable)
+    pass::replace_one(rec, &mut Native::for_pass(rec.lock(), MaySleep::NO), enable)
 }
 
 /// `ftrace_make_call()`. As in the kernel, the record has been updated
 /// already: its flags say what `addr` is (a direct trampoline or not).
 pub(crate) fn make_call(rec: Rec<'_>, addr: u64) -> c_int {
-    let arch = &mut Native::for_pass(rec.lock(), false);
+    let arch = &mut Native::for_pass(rec.lock(), MaySleep::NO);
     pass::single(rec, arch, Single::MakeCall { addr })
 }
 
 /// `ftrace_modify_call()`: from a call to `old` to a call to `new`.
 pub(crate) fn modify_call(rec: Rec<'_>, old: u64, new: u64) -> c_int {
-    let arch = &mut Native::for_pass(rec.lock(), false);
+    let arch = &mut Native::for_pass(rec.lock(), MaySleep::NO);
     pass::single(rec, arch, Single::ModifyCall { old, new })
 }
 
@@ -153,12 +159,38 @@ pub(crate) fn stub_ops() -> (u64, u64) {
     }
 }
 
-/// A rescheduling point between two records of a pass that may sleep.
-#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)]
-pub(crate) fn relax(may_sleep: bool) {
-    if may_sleep {
-        // SAFETY: the generic code asked for a pass that may sleep
-        // (`FTRACE_MODIFY_MAY_SLEEP_FL`).
-        unsafe { bindings::rftrace_shim_cond_resched() };
+/// Whether an update pass may reschedule between two records.
+///
+/// # Invariants
+///
+/// `self.0` is true only if the pass runs where it may sleep: made by
+/// [`MaySleep::allowed()`], whose caller vouches for it.
+#[derive(Clone, Copy)]
+pub(crate) struct MaySleep(
+    #[cfg_attr(not(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS), allow(dead_code))] bool,
+);
+
+impl MaySleep {
+    /// The pass must not sleep.
+    pub(crate) const NO: Self = MaySleep(false);
+
+    /// The pass may sleep.
+    ///
+    /// # Safety
+    ///
+    /// The pass runs in process context and may sleep: no spinlock held,
+    /// preemption and interrupts on (C's `FTRACE_MODIFY_MAY_SLEEP_FL`).
+    pub(crate) unsafe fn allowed() -> Self {
+        // INVARIANT: the caller's contract.
+        MaySleep(true)
+    }
+
+    /// A rescheduling point between two records, if the pass may sleep.
+    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)]
+    pub(crate) fn relax(self) {
+        if self.0 {
+            // SAFETY: the pass may sleep (type invariants).
+            unsafe { bindings::rftrace_shim_cond_resched() };
+        }
     }
 }

@@ -73,11 +73,11 @@ const RVC: bool = cfg!(CONFIG_RISCV_ISA_C);
 /// riscv64 as the update pass sees it.
 pub(crate) struct Riscv64<'a> {
     _lock: &'a FtraceLocked,
-    may_sleep: bool,
+    may_sleep: karch::MaySleep,
 }
 
 impl<'a> KernelArch<'a> for Riscv64<'a> {
-    fn for_pass(lock: &'a FtraceLocked, may_sleep: bool) -> Self {
+    fn for_pass(lock: &'a FtraceLocked, may_sleep: karch::MaySleep) -> Self {
         Riscv64 {
             _lock: lock,
             may_sleep,
@@ -89,7 +89,7 @@ impl<'a> KernelArch<'a> for Riscv64<'a> {
         // fixed `auipc` (a site out of it is refused by the plan).
         Riscv64 {
             _lock: lock,
-            may_sleep: false,
+            may_sleep: karch::MaySleep::NO,
         }
     }
 }
@@ -196,6 +196,6 @@ impl Arch for Riscv64<'_> {
     fn flush(&mut self) {}
 
     fn relax(&mut self) {
-        karch::relax(self.may_sleep);
+        self.may_sleep.relax();
     }
 }

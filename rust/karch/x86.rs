@@ -97,6 +97,14 @@ fn read_text(ip: u64) -> Result<[u8; INSN_SIZE], Failure> {
     }
 }
 
+/// Whether the text is live: the arch prepare hook ran and the post-process
+/// hook has not (writes go into the INT3 batch, under `text_mutex`).
+fn poke_late(_lock: &FtraceLocked) -> bool {
+    // SAFETY: reads a flag the arch prepare and post-process hooks set
+    // and clear under ftrace_lock, which `_lock` proves.
+    unsafe { bindings::rftrace_shim_poke_late() }
+}
+
 /// x86 as the update pass sees it.
 ///
 /// `mcount` is the address the compiler's call sites call before they are
@@ -107,6 +115,9 @@ pub(crate) struct X86<'a> {
     /// Writes go straight to `text_poke_early()` (the text is not live:
     /// boot, or a module still being loaded), asked once per hook call.
     early: bool,
+    /// The shim queues writes into the live INT3 batch (between the arch
+    /// prepare and post-process hooks), which needs `text_mutex`.
+    late: bool,
     /// Writes were queued since the last flush: [`finish`] is told when
     /// this handle goes (one store, not one per write).
     queued: bool,
@@ -121,24 +132,24 @@ impl Drop for X86<'_> {
 }
 
 impl<'a> KernelArch<'a> for X86<'a> {
-    fn for_pass(lock: &'a FtraceLocked, _may_sleep: bool) -> Self {
+    fn for_pass(lock: &'a FtraceLocked, _may_sleep: crate::karch::MaySleep) -> Self {
         // Live INT3 batches under text_mutex: the pass never sleeps.
         X86 {
             _lock: lock,
             mcount: 0,
             early: false,
+            late: poke_late(lock),
             queued: false,
         }
     }
 
     fn for_site(lock: &'a FtraceLocked, _module: Module<'a>, mcount: u64) -> Self {
-        // SAFETY: reads a flag the arch prepare and post-process hooks set
-        // and clear under ftrace_lock, which `lock` proves.
-        let late = unsafe { bindings::rftrace_shim_poke_late() };
+        let late = poke_late(lock);
         X86 {
             _lock: lock,
             mcount,
             early: !late,
+            late,
             queued: false,
         }
     }
@@ -192,12 +203,19 @@ impl Arch for X86<'_> {
             };
             return Ok(());
         }
-        // SAFETY: `change` is checked (its type): a 5-byte call site
-        // holding `change.old`; the shim queues it into the INT3
-        // batch when the text is live (text_mutex held between the arch
-        // prepare and post-process hooks), else writes it with
-        // text_poke_early() (boot, or a module still being loaded).
-        let queued = unsafe { bindings::rftrace_shim_poke(c_word(change.ip), change.new.as_ptr()) };
+        let poke = || {
+            // SAFETY: `change` is checked (its type): a 5-byte call site
+            // holding `change.old`; the shim queues it into the INT3 batch
+            // when the text is live (text_mutex held: checked below),
+            // else writes it with text_poke_early() (boot, or a module
+            // still being loaded).
+            unsafe { bindings::rftrace_shim_poke(c_word(change.ip), change.new.as_ptr()) }
+        };
+        let queued = if self.late {
+            TextLocked::held(|_text| poke()).ok_or(Failure::Write)?
+        } else {
+            poke()
+        };
         self.queued |= queued;
         Ok(())
     }

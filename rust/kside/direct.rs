@@ -32,6 +32,7 @@
 use core::marker::PhantomData;
 
 use kernel::{
+    alloc::KVVec,
     bindings,
     error::{
         code::{
@@ -58,6 +59,7 @@ use crate::{
         Ops, //
     },
     kside::hash::KHash,
+    kside::ipmodify,
     kside::lock::{
         DirectLocked,
         FtraceLocked, //
@@ -232,7 +234,7 @@ pub(crate) fn register(
     let props = ops.props();
     let filter = KHash::of_ops(ops, false);
     rules::admit(&Asking {
-        flags: registry::ops_flags(ops),
+        flags: ops.flags(),
         has_func: ops.has_func(),
         has_trampoline: props.trampoline,
         filter_empty: filter.count() == 0,
@@ -279,7 +281,7 @@ fn admit_change(ops: *mut bindings::ftrace_ops) -> Result {
         let ops = unsafe { Ops::from_raw(ops, lock) }.ok_or(EINVAL)?;
         // SAFETY: only reads a constant.
         let multi = crate::kside::env::word(unsafe { bindings::ftrace_c_direct_multi_flags() });
-        rules::admit_change(registry::ops_flags(ops), multi).map_err(errno)
+        rules::admit_change(ops.flags(), multi).map_err(errno)
     })
 }
 
@@ -315,6 +317,41 @@ pub(crate) unsafe fn unregister(
     to_result(ret)
 }
 
+/// The IPMODIFY check of a direct ops' target change
+/// (`__ftrace_hash_update_ipmodify()` from `update_ftrace_direct_mod()` or
+/// [`modify()`]): the walk takes `ftrace_lock` itself, and the ops is asked
+/// about the functions it shares with an IPMODIFY ops after the lock is
+/// dropped, as 7.2 asks it without the lock.
+///
+/// # Safety
+///
+/// `ops` is a live, initialised ops, `old` and `new` are null or hashes
+/// nobody changes during the call; the caller holds `direct_mutex` and not
+/// `ftrace_lock`.
+pub(crate) unsafe fn retarget_claims(
+    ops: *mut bindings::ftrace_ops,
+    old: *mut bindings::ftrace_hash,
+    new: *mut bindings::ftrace_hash,
+) -> Result {
+    let mut later = KVVec::new();
+    FtraceLocked::with(|lock| {
+        // SAFETY: `ops` is live (function contract), under ftrace_lock.
+        let handle = unsafe { Ops::from_raw(ops, lock) }.ok_or(EINVAL)?;
+        // SAFETY: live hashes or null, unchanged during the call (function
+        // contract), under `lock`.
+        let (old, new) = unsafe { (KHash::from_c(old, lock), KHash::from_c(new, lock)) };
+        let asks = ipmodify::Asks::Later(&mut later);
+        ipmodify::update(handle, old.as_ref(), new.as_ref(), true, lock, asks)
+    })?;
+    for ip in later {
+        // SAFETY: `ops` is live and the caller holds `direct_mutex`, under
+        // which 7.2 asks a direct ops too.
+        let answer = unsafe { crate::kside::env::share_ipmodify_self_unlocked(ops, ip) };
+        ipmodify::share_answer(answer)?;
+    }
+    Ok(())
+}
+
 /// `modify_ftrace_direct()` (`lock`: takes `direct_mutex`) and
 /// `modify_ftrace_direct_nolock()`.
 ///
@@ -339,7 +376,7 @@ pub(crate) unsafe fn modify(ops: *mut bindings::ftrace_ops, addr: u64, lock: boo
         // its filter (which only its owner changes, and not during this
         // call), with direct_mutex held and ftrace_lock not.
         let ret =
-            unsafe { crate::kside::entry::rftrace_ipmodify_update(ops, filter, filter, true) };
+            unsafe { retarget_claims(ops, filter, filter) }.map_or_else(|e| e.to_errno(), |()| 0);
         if ret == 0 {
             FtraceLocked::with(|lock| {
                 let table = Table::of(direct);

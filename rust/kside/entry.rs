@@ -19,7 +19,6 @@
 //! handle.
 
 use kernel::{
-    alloc::KVVec,
     bindings,
     error::code::EINVAL,
     ffi::{
@@ -39,7 +38,6 @@ use kernel::{
 use crate::{
     bump,
     kside::env::{
-        self,
         c_word,
         word,
         Module,
@@ -252,7 +250,10 @@ pub(crate) unsafe extern "C" fn rftrace_build_table(
 }
 
 /// `lookup_rec()`: the first record touching `[start, end]` (`end`
-/// included), or null. In the shadow mode the C lookup runs too: for one
+/// included), or null. The read-side section below ends on return: the
+/// record stays valid for the caller only under its own `rcu_read_lock()`
+/// or `ftrace_lock`, which every C caller holds
+/// (`ftrace_location_range()`: `rcu_read_lock()`). In the shadow mode the C lookup runs too: for one
 /// address both must find the same record; for a range, both a record or
 /// both none (C's bisection may stop at any record in the range).
 #[no_mangle]
@@ -535,47 +536,25 @@ pub(crate) unsafe extern "C" fn rftrace_ipmodify_update(
     new: *mut bindings::ftrace_hash,
     retarget: bool,
 ) -> c_int {
-    let run = |ops: Ops<'_>, lock: &FtraceLocked, asks: ipmodify::Asks<'_>| {
-        // SAFETY: live hashes or null, unchanged during the call (the
-        // function contract), under `lock`.
-        let (old, new) = unsafe { (KHash::from_c(old, lock), KHash::from_c(new, lock)) };
-        ipmodify::update(ops, old.as_ref(), new.as_ref(), retarget, lock, asks)
-    };
     if !retarget {
+        let run = |ops: Ops<'_>, lock: &FtraceLocked| {
+            // SAFETY: live hashes or null, unchanged during the call (the
+            // function contract), under `lock`.
+            let (old, new) = unsafe { (KHash::from_c(old, lock), KHash::from_c(new, lock)) };
+            let asks = ipmodify::Asks::Now;
+            ipmodify::update(ops, old.as_ref(), new.as_ref(), false, lock, asks)
+                .map_or_else(|e| e.to_errno(), |()| 0)
+        };
         // SAFETY: the same contract, with ftrace_lock held.
-        return unsafe {
-            with_ops(ops, einval(), |ops, lock| {
-                run(ops, lock, ipmodify::Asks::Now).map_or_else(|e| e.to_errno(), |()| 0)
-            })
-        };
+        return unsafe { with_ops(ops, einval(), run) };
     }
-    if null_from_c(ops) {
-        return einval();
-    }
-    let mut later = KVVec::new();
-    let asked = FtraceLocked::with(|lock| {
-        // SAFETY: `ops` is live (function contract) and ftrace_lock is
-        // held (`lock`).
-        let Some(handle) = (unsafe { Ops::from_raw(ops, lock) }) else {
-            return einval();
-        };
-        match run(handle, lock, ipmodify::Asks::Later(&mut later)) {
-            Ok(()) => 0,
-            Err(e) => e.to_errno(),
-        }
-    });
-    if asked != 0 {
-        return asked;
-    }
-    for ip in later {
-        // SAFETY: `ops` is live and the caller holds `direct_mutex`, under
-        // which 7.2 asks a direct ops too.
-        let answer = unsafe { env::share_ipmodify_self_unlocked(ops, ip) };
-        if let Err(e) = ipmodify::share_answer(answer) {
-            return e.to_errno();
-        }
-    }
-    0
+    // A target change exists only with direct calls.
+    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+    // SAFETY: the same contract, with direct_mutex held and ftrace_lock
+    // not.
+    return unsafe { direct::retarget_claims(ops, old, new) }.map_or_else(|e| e.to_errno(), |()| 0);
+    #[cfg(not(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS))]
+    einval()
 }
 
 /// `ftrace_startup()`: 0 or 7.2's errno.
@@ -913,6 +892,14 @@ pub(crate) extern "C" fn rftrace_replace_one(
 /// (between the arch prepare and post-process hooks).
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_replace_code(enable: bool, may_sleep: bool) {
+    let may_sleep = if may_sleep {
+        // SAFETY: C asked for a pass that may sleep
+        // (`FTRACE_MODIFY_MAY_SLEEP_FL`: process context, nothing atomic
+        // held).
+        unsafe { karch::MaySleep::allowed() }
+    } else {
+        karch::MaySleep::NO
+    };
     #[cfg(CONFIG_X86_64)]
     FtraceLocked::held(|lock| {
         TextLocked::held(|_text| karch::replace_code(lock, enable, may_sleep))

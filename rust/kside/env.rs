@@ -25,6 +25,7 @@ use kernel::{
     },
     sync::atomic::{
         Atomic,
+        Relaxed,
         Release, //
     }, //
 };
@@ -56,8 +57,7 @@ use crate::{
             Skip,
             Span,
             Text, //
-        },
-        update::Arch, //
+        }, //
     }, //
 };
 
@@ -207,6 +207,12 @@ pub(crate) fn c_decision(
     (verdict, RecFlags::from_raw(word(copy.flags)))
 }
 
+/// `ftrace_kill()`: stops every update until reboot.
+pub(crate) fn kill(_lock: &FtraceLocked) {
+    // SAFETY: sets the C side's flags; callable with ftrace_lock held.
+    unsafe { bindings::ftrace_kill() };
+}
+
 /// Sets the kernel's `ftrace_bug_type`, which `ftrace_bug()` prints.
 pub(crate) fn set_bug_type(_lock: &FtraceLocked, bug: BugType) {
     // SAFETY: `ftrace_bug_type` is a plain global written under
@@ -279,6 +285,35 @@ impl<'a> Ops<'a> {
         self.ptr.as_ptr()
     }
 
+    /// The flags word, which lockless readers (the list function) read
+    /// too: written only under ftrace_lock, each store whole.
+    pub(crate) fn flags_word(self) -> &'a Atomic<u64> {
+        // SAFETY: the ops is live for `'a` (type invariants); its flags
+        // word is an aligned `unsigned long`, a `u64` on the 64-bit arches
+        // this core builds for, accessed atomically by every Rust reader.
+        unsafe { Atomic::from_ptr(ptr::addr_of_mut!((*self.ptr.as_ptr()).flags).cast::<u64>()) }
+    }
+
+    /// The flags word.
+    pub(crate) fn flags(self) -> u64 {
+        self.flags_word().load(Relaxed)
+    }
+
+    /// Sets the flags word.
+    pub(crate) fn set_flags(self, flags: u64) {
+        self.flags_word().store(flags, Relaxed);
+    }
+
+    /// The manager of a sub-ops (`ops->managed`), if it has one.
+    pub(crate) fn managed(self, lock: &'a FtraceLocked) -> Option<Ops<'a>> {
+        // SAFETY: the ops is live and ftrace_lock is held (type
+        // invariants); the link is written only under that lock.
+        let manager = unsafe { (*self.ptr.as_ptr()).managed };
+        // SAFETY: a sub-ops' manager is live while the sub-ops is attached
+        // to it, which ftrace_lock keeps.
+        unsafe { Ops::from_raw(manager, lock) }
+    }
+
     /// Whether the ops has a function of its own (`ops->func` set).
     #[cfg_attr(not(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS), allow(dead_code))]
     pub(crate) fn has_func(self) -> bool {
@@ -298,7 +333,7 @@ impl<'a> Ops<'a> {
                 (*self.ptr.as_ptr()).direct_call
             ))
         };
-        at.store(c_word(addr), kernel::sync::atomic::Relaxed);
+        at.store(c_word(addr), Relaxed);
     }
 
     /// Asks a direct ops whether it may share the function at `ip` with
@@ -762,12 +797,6 @@ pub(crate) fn core_kernel_text() -> Text {
     Module::core_kernel().text()
 }
 
-/// The patch-site address of a call-site list entry, as the architecture
-/// being built computes it (`ftrace_call_adjust()`).
-pub(crate) fn call_site(entry: u64) -> Option<u64> {
-    <crate::karch::Native<'static> as Arch>::call_site(entry)
-}
-
 /// The kernel's C lookup (`lookup_rec()`): the first record touching
 /// `[start, end]`, or null; for the shadow mode and KUnit.
 pub(crate) fn c_lookup_rec(
@@ -796,7 +825,9 @@ fn scan_counts(r: &Report) -> [u64; 8] {
 }
 
 /// Checks the call-site list `[start, end)` of `module` (null: the core
-/// kernel) in place and reports what it refused.
+/// kernel) in place and reports what it refused; `call_site`: the patch
+/// site of an entry, as the architecture computes it
+/// (`karch::call_site()`).
 ///
 /// # Safety
 ///
@@ -808,6 +839,7 @@ pub(crate) unsafe fn scan_locs(
     module: Module<'_>,
     start: *mut c_ulong,
     end: *mut c_ulong,
+    call_site: fn(u64) -> Option<u64>,
 ) -> Report {
     let bytes = (end as usize).saturating_sub(start as usize);
     let len = bytes / core::mem::size_of::<c_ulong>();

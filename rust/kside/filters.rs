@@ -126,7 +126,7 @@ fn sharing(op: Ops<'_>) -> Sharing {
     // `Ops`); only compares its hash pointer with `global_ops`'.
     let global_hash = unsafe { bindings::ftrace_c_shares_global_hash(op.as_ptr()) };
     Sharing {
-        enabled: registry::ops_flags(op) & crate::rfcore::registry::ops_fl::ENABLED != 0,
+        enabled: op.flags() & crate::rfcore::registry::ops_fl::ENABLED != 0,
         global_hash,
     }
 }
@@ -139,7 +139,7 @@ fn walk_all(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) {
     for op in rewalked(&links, ops, sharing) {
         if registry::account_walk(op, inc, lock).is_err() {
             kernel::warn_on!(true);
-            registry::kill(lock);
+            crate::kside::env::kill(lock);
         }
     }
 }
@@ -150,7 +150,7 @@ fn walk_all(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) {
 /// notrace hash of an IPMODIFY ops, `-ENOMEM`, or the IPMODIFY refusal)
 /// with nothing changed.
 pub(crate) fn change(ops: Ops<'_>, notrace: bool, new: KHash<'_>, lock: &FtraceLocked) -> Result {
-    if change_refused(registry::ops_flags(ops), notrace) {
+    if change_refused(ops.flags(), notrace) {
         return Err(EINVAL);
     }
     let slot = HashSlot::of_ops(ops, notrace).ok_or(EINVAL)?;

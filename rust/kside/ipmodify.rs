@@ -31,7 +31,6 @@ use crate::{
     kside::hash::KHash,
     kside::lock::FtraceLocked,
     kside::records,
-    kside::registry,
     rfcore::filter::FnSet,
     rfcore::ipmodify::{
         apply,
@@ -82,7 +81,7 @@ pub(crate) fn update(
     lock: &FtraceLocked,
     mut asks: Asks<'_>,
 ) -> Result {
-    let flags = registry::ops_flags(ops);
+    let flags = ops.flags();
     let who = match claimant(flags, old.is_none(), new.is_none(), retarget) {
         Ok(who) => who,
         Err(Skip::Nothing) => return Ok(()),
@@ -178,7 +177,7 @@ fn walk(
                 // ops; warn, stop ftrace, and still ask.
                 if warn {
                     kernel::warn_on!(true);
-                    registry::kill(lock);
+                    crate::kside::env::kill(lock);
                 }
                 match asks {
                     Asks::Now => share_answer(ops.share_ipmodify_self(ip))?,

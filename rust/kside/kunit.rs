@@ -304,13 +304,7 @@ mod tests {
 
     #[test]
     fn call_site_lists_are_checked_against_the_kernel_text() {
-        use crate::{
-            kside::env::{
-                call_site,
-                core_kernel_text, //
-            },
-            rfcore::table::scan,
-        };
+        use crate::{karch::call_site, kside::env::core_kernel_text, rfcore::table::scan};
         // Two kernel functions (in text), one of them twice, a zero, and
         // an address on our stack (not text), unsorted.
         let f1 = bindings::ftrace_kill as *const () as usize;
@@ -409,10 +403,8 @@ mod tests {
     #[test]
     fn table_build_lookup_remove() {
         use crate::{
-            kside::env::{
-                call_site,
-                core_kernel_text, //
-            },
+            karch::call_site,
+            kside::env::core_kernel_text,
             kside::records::{
                 build,
                 geometry,
@@ -889,7 +881,7 @@ fn wrong_bytes_are_refused() -> Option<u32> {
             update: Update::MakeCall,
             flags: RecFlags::from_raw(enabled as u64),
         };
-        let arch = &mut Native::for_pass(lock, false);
+        let arch = &mut Native::for_pass(lock, crate::karch::MaySleep::NO);
         let change = arch.plan(&facts, &decision);
         expect!(bad, change.is_ok());
         if let Ok(change) = change {

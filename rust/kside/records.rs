@@ -283,11 +283,13 @@ impl<'a> Group<'a> {
     /// Moves `count` records from `from` down to `to` (`to <= from`),
     /// first to last, each `ip` with one atomic store, so a lockless
     /// reader sees either record's address in every slot, never a torn
-    /// one. The caller stays within the group's length.
-    fn move_records(self, from: usize, to: usize, count: usize) {
+    /// one. The caller stays within the group's length. False, nothing
+    /// moved, if the move is not within the group.
+    #[must_use = "the length may only change if the records moved"]
+    fn move_records(self, from: usize, to: usize, count: usize) -> bool {
         let end = from.checked_add(count).unwrap_or(usize::MAX);
         if to > from || end > self.capacity() {
-            return;
+            return false;
         }
         // The bound once, not per record moved.
         let bound = self.bound(end);
@@ -298,7 +300,8 @@ impl<'a> Group<'a> {
                 self.rec_below(bound, to.saturating_add(k)),
             );
             if src.is_null() || dst.is_null() {
-                return;
+                // Not reached: both are below `end`, within the capacity.
+                return false;
             }
             // SAFETY: both are records of this live group below its
             // capacity (`rec_below()`); we are the only writer (type invariants),
@@ -311,6 +314,7 @@ impl<'a> Group<'a> {
                 ptr::addr_of_mut!((*dst).flags).write(flags);
             }
         }
+        true
     }
 }
 
@@ -833,10 +837,19 @@ impl<'a> Table for Groups<'a, Writer<'a>> {
         // `removal()` made the plan for this group's `len`; check it again
         // before moving anything.
         let within = plan.from.checked_add(plan.count) == Some(len) && plan.to <= plan.from;
-        if !within {
+        // The length shrinks only over records that moved: a group whose
+        // records could not move keeps them all (and says so), never a
+        // length that drops live ones.
+        if !within || !g.move_records(plan.from, plan.to, plan.count) {
+            kernel::pr_err!(
+                "record table: a group of {} records not shrunk (move {}+{} to {})\n",
+                len,
+                plan.from,
+                plan.count,
+                plan.to
+            );
             return;
         }
-        g.move_records(plan.from, plan.to, plan.count);
         let _ = g.set_len(plan.len);
     }
 }

@@ -32,10 +32,7 @@ use kernel::{
         Error,
     },
     ffi::c_int,
-    sync::atomic::{
-        Atomic,
-        Relaxed, //
-    },
+    sync::atomic::Relaxed,
 };
 
 use crate::{
@@ -89,34 +86,6 @@ const _: () = {
     assert!(ops_fl::RCU == bindings::FTRACE_OPS_FL_RCU as u64);
     assert!(ops_fl::PERMANENT == bindings::FTRACE_OPS_FL_PERMANENT as u64);
 };
-
-/// The flags word of `ops`, which lockless readers (the list function)
-/// read too.
-fn flags_of(ops: Ops<'_>) -> &Atomic<u64> {
-    // SAFETY: as in `next()`; `unsigned long` is a `u64` on the 64-bit
-    // arches this core builds for.
-    unsafe { Atomic::from_ptr(ptr::addr_of_mut!((*ops.as_ptr()).flags).cast::<u64>()) }
-}
-
-/// The flags word of `ops`.
-pub(crate) fn ops_flags(ops: Ops<'_>) -> u64 {
-    flags_of(ops).load(Relaxed)
-}
-
-/// Sets the flags word of `ops`.
-pub(crate) fn set_ops_flags(ops: Ops<'_>, flags: u64) {
-    flags_of(ops).store(flags, Relaxed);
-}
-
-/// The manager of a sub-ops (`ops->managed`), if it has one.
-pub(crate) fn managed<'a>(ops: Ops<'a>, lock: &'a FtraceLocked) -> Option<Ops<'a>> {
-    // SAFETY: `ops` is live and ftrace_lock is held (type invariants of
-    // `Ops`); the link is written only under that lock.
-    let manager = unsafe { (*ops.as_ptr()).managed };
-    // SAFETY: a sub-ops' manager is live while the sub-ops is attached to
-    // it, which ftrace_lock keeps.
-    unsafe { Ops::from_raw(manager, lock) }
-}
 
 /// The kernel's ops list as [`Links`]: `ftrace_ops_list` and the ops'
 /// `next` fields, `ftrace_list_end` read as the end; every store a
@@ -173,7 +142,7 @@ fn joining(ops: Ops<'_>, lock: &FtraceLocked) -> Joining {
     // SAFETY: a pure address check.
     let core_data = unsafe { bindings::rftrace_shim_core_data(ops.as_ptr() as usize as _) };
     Joining {
-        flags: flags_of(ops).load(Relaxed),
+        flags: ops.flags(),
         ftrace_enabled: enabled,
         core_data,
         with_regs: cfg!(CONFIG_DYNAMIC_FTRACE_WITH_REGS),
@@ -207,7 +176,7 @@ pub(crate) fn register(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error> {
             });
         }
     };
-    flags_of(ops).store(flags, Relaxed);
+    ops.flags_word().store(flags, Relaxed);
     registry::push_front(&mut KernelLinks { lock }, ops);
     // SAFETY: `ops` is live and its functions are written under
     // ftrace_lock; the C calls read the ops and the pid settings, and
@@ -258,7 +227,7 @@ struct Starting<'a> {
 impl<'a> Joined<'a> {
     fn start(self) -> Starting<'a> {
         start_up_add(1, self.lock);
-        let flags = flags_of(self.ops);
+        let flags = self.ops.flags_word();
         flags.store(
             flags.load(Relaxed) | ops_fl::ENABLED | ops_fl::ADDING,
             Relaxed,
@@ -274,7 +243,7 @@ impl<'a> Joined<'a> {
 impl Starting<'_> {
     /// The ops' records are accounted and its sites updated: it is started.
     fn finish(self) {
-        let flags = flags_of(self.ops);
+        let flags = self.ops.flags_word();
         flags.store(flags.load(Relaxed) & !ops_fl::ADDING, Relaxed);
     }
 
@@ -285,7 +254,7 @@ impl Starting<'_> {
     fn roll_back(self) {
         let _ = unregister(self.ops, self.lock);
         start_up_add(-1, self.lock);
-        let flags = flags_of(self.ops);
+        let flags = self.ops.flags_word();
         let now = flags.load(Relaxed) & !(ops_fl::ENABLED | ops_fl::ADDING);
         flags.store(now, Relaxed);
         if now & ops_fl::DYNAMIC != 0 {
@@ -327,7 +296,7 @@ pub(crate) fn startup(ops: Ops<'_>, command: c_int, lock: &FtraceLocked) -> Resu
             // A reference count overflow, already logged: as 7.2's
             // FTRACE_WARN_ON(), warn and stop ftrace.
             kernel::warn_on!(true);
-            kill(lock);
+            crate::kside::env::kill(lock);
         }
     }
     // SAFETY: under ftrace_lock; runs the update pass if there is
@@ -418,11 +387,11 @@ impl<'a> Leaving<'a> {
             Err(()) => {
                 // An underflow, already logged: as 7.2's FTRACE_WARN_ON().
                 kernel::warn_on!(true);
-                kill(self.lock);
+                crate::kside::env::kill(self.lock);
                 false
             }
         };
-        let flags = flags_of(self.ops);
+        let flags = self.ops.flags_word();
         flags.store(flags.load(Relaxed) & !ops_fl::ENABLED, Relaxed);
         // INVARIANT: off the list (`Leaving`), now not enabled, and the
         // walk took it off every record it covers.
@@ -454,7 +423,7 @@ impl<'a> Stopped<'a> {
     /// or, with `deferred`, leave both to the caller, who does them after
     /// dropping ftrace_lock.
     fn release(self, deferred: Option<Deferred>) {
-        if flags_of(self.ops).load(Relaxed) & ops_fl::DYNAMIC == 0 {
+        if self.ops.flags() & ops_fl::DYNAMIC == 0 {
             return;
         }
         let rel = deferred.map_or(ptr::null_mut(), |d| d.0.as_ptr());
@@ -490,7 +459,7 @@ fn sweep(lock: &FtraceLocked) {
             kernel::warn_on!(true);
             warned = true;
         }
-        kill(lock);
+        crate::kside::env::kill(lock);
         kernel::pr_warn!("  {:#x} flags:{:#x}\n", rec.ip(), rec.flags().raw());
     }
 }
@@ -543,12 +512,6 @@ fn mark_removing(ops: Ops<'_>, on: bool, lock: &FtraceLocked) {
     set_removed_ops(on.then_some(ops), lock);
 }
 
-/// `ftrace_kill()`: stops every update until reboot.
-pub(crate) fn kill(_lock: &FtraceLocked) {
-    // SAFETY: sets the C side's flags; callable with ftrace_lock held.
-    unsafe { bindings::ftrace_kill() };
-}
-
 /// The start-up counter (7.2's `ftrace_start_up`): how many started ops
 /// want the call sites live. The C readers (module load, the
 /// `ftrace_enabled` sysctl) ask [`start_up_count()`] through
@@ -578,7 +541,7 @@ pub(crate) fn disabled(_lock: &FtraceLocked) -> bool {
 /// with a warning (`-EBUSY`), one not on the list with `-EPERM` (7.2's
 /// `-1`).
 pub(crate) fn unregister(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error> {
-    let flags = flags_of(ops).load(Relaxed);
+    let flags = ops.flags();
     // The operations before this one have settled, unless this is the
     // roll-back of a start-up that failed half-way (the ops is enabled and
     // on the list, its records not accounted).
@@ -617,7 +580,7 @@ pub(crate) fn trace_function(lock: &FtraceLocked) -> (u32, *mut bindings::ftrace
     };
     let more = first.is_some_and(|op| read_next(op) != list_end());
     let (callee, passed) = registry::trace_function(
-        first.map(|op| flags_of(op).load(Relaxed)),
+        first.map(|op| op.flags()),
         more,
         bindings::FTRACE_FORCE_LIST_FUNC != 0,
     );
@@ -670,7 +633,7 @@ pub(crate) fn update_function(lock: &FtraceLocked) {
 /// pass, or `Err` after a reference count overflow or underflow (already
 /// logged; the caller stops ftrace).
 pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Result<bool, ()> {
-    if flags_of(ops).load(Relaxed) & ops_fl::ENABLED == 0 {
+    if ops.flags() & ops_fl::ENABLED == 0 {
         return Ok(false);
     }
     let filter = KHash::of_ops(ops, false);

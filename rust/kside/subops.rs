@@ -68,15 +68,12 @@ fn set_managed(subops: Ops<'_>, manager: Option<Ops<'_>>) {
     // reads the link, under the same lock.
     unsafe { (*subops.as_ptr()).managed = raw };
     let bits = ops_fl::ENABLED | SUBOP;
-    let flags = registry::ops_flags(subops);
-    registry::set_ops_flags(
-        subops,
-        if manager.is_some() {
-            flags | bits
-        } else {
-            flags & !bits
-        },
-    );
+    let flags = subops.flags();
+    subops.set_flags(if manager.is_some() {
+        flags | bits
+    } else {
+        flags & !bits
+    });
 }
 
 /// `ftrace_update_ops()`: the manager's filter and notrace hashes become
@@ -127,7 +124,7 @@ pub(crate) fn startup(
     // SAFETY: both live, under ftrace_lock: initialises them if they are
     // not yet and gives null hashes the empty one.
     unsafe { bindings::ftrace_c_subops_prepare(manager.as_ptr(), subops.as_ptr()) };
-    if kernel::warn_on!(registry::ops_flags(subops) & ops_fl::ENABLED != 0) {
+    if kernel::warn_on!(subops.flags() & ops_fl::ENABLED != 0) {
         return Err(EBUSY);
     }
     if !alone(manager) {
@@ -186,7 +183,7 @@ pub(crate) fn shutdown(
     if registry::disabled(lock) {
         return Err(ENODEV);
     }
-    if kernel::warn_on!(registry::ops_flags(subops) & ops_fl::ENABLED == 0) {
+    if kernel::warn_on!(subops.flags() & ops_fl::ENABLED == 0) {
         return Err(EINVAL);
     }
     attach(manager, subops, false);
@@ -212,7 +209,7 @@ pub(crate) fn shutdown(
 /// after one of them changed in place (the function profiler's, which are
 /// `global_ops`' own, when the function tracer's filter changes).
 pub(crate) fn refresh(manager: Ops<'_>, lock: &FtraceLocked) -> Result {
-    if kernel::warn_on!(registry::ops_flags(manager) & SUBOP != 0) {
+    if kernel::warn_on!(manager.flags() & SUBOP != 0) {
         return Err(EINVAL);
     }
     update_manager(manager, lock)?;
@@ -229,12 +226,12 @@ pub(crate) fn change(
     new: KHash<'_>,
     lock: &FtraceLocked,
 ) -> Result {
-    let manager = registry::managed(subops, lock);
+    let manager = subops.managed(lock);
     let Some(manager) = manager else {
         kernel::warn_on!(true);
         return Err(EINVAL);
     };
-    if kernel::warn_on!(registry::ops_flags(manager) & SUBOP != 0) {
+    if kernel::warn_on!(manager.flags() & SUBOP != 0) {
         return Err(EINVAL);
     }
     let slot = HashSlot::of_ops(subops, notrace).ok_or(EINVAL)?;
