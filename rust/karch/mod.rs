@@ -150,13 +150,11 @@ pub(crate) fn check_unique(facts: &Facts, decision: &Decision) {
 /// besides a unique one, `(ftrace_nop_ops, ftrace_list_ops)`.
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)]
 pub(crate) fn stub_ops() -> (u64, u64) {
-    // SAFETY: plain address lookups of two static ops.
-    unsafe {
-        (
-            word(bindings::rftrace_shim_stub_ops(false)),
-            word(bindings::rftrace_shim_stub_ops(true)),
-        )
-    }
+    use crate::kside::shim::rftrace_shim_stub_ops;
+    (
+        word(rftrace_shim_stub_ops(false)),
+        word(rftrace_shim_stub_ops(true)),
+    )
 }
 
 /// Whether an update pass may reschedule between two records.

@@ -279,8 +279,7 @@ fn admit_change(ops: *mut bindings::ftrace_ops) -> Result {
         // SAFETY: the caller's ops (live for the call, the entries'
         // contract), under ftrace_lock.
         let ops = unsafe { Ops::from_raw(ops, lock) }.ok_or(EINVAL)?;
-        // SAFETY: only reads a constant.
-        let multi = crate::kside::env::word(unsafe { bindings::ftrace_c_direct_multi_flags() });
+        let multi = crate::kside::env::word(crate::kside::shim::ftrace_c_direct_multi_flags());
         rules::admit_change(ops.flags(), multi).map_err(errno)
     })
 }

@@ -635,8 +635,7 @@ pub(crate) struct KernelCallers;
 /// The address of the shared ftrace caller (`FTRACE_ADDR`), or with `regs`
 /// of the one that saves all registers (`FTRACE_REGS_ADDR`).
 pub(crate) fn shared_caller(regs: bool) -> u64 {
-    // SAFETY: returns a constant address.
-    word(unsafe { bindings::rftrace_shim_caller(regs) })
+    word(crate::kside::shim::rftrace_shim_caller(regs))
 }
 
 impl Callers for KernelCallers {

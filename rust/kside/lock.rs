@@ -35,8 +35,11 @@ use core::{
 
 use kernel::bindings;
 
-/// A C function that asks whether the current task owns a mutex.
-pub(crate) type OwnerFn = unsafe extern "C" fn() -> bool;
+use super::shim;
+
+/// A C function that asks whether the current task owns a mutex (declared
+/// safe: it asks nothing of its caller, `kside::shim`).
+pub(crate) type OwnerFn = extern "C" fn() -> bool;
 /// A C function that takes or releases a mutex.
 pub(crate) type LockFn = unsafe extern "C" fn();
 
@@ -58,8 +61,7 @@ pub(crate) unsafe trait CMutex {
 
     /// Whether the current task holds the mutex.
     fn mine() -> bool {
-        // SAFETY: asks about a mutex; no precondition (trait contract).
-        unsafe { (Self::MINE)() }
+        (Self::MINE)()
     }
 }
 
@@ -143,7 +145,7 @@ pub(crate) enum FtraceMutex {}
 // SAFETY: the shim's functions for `ftrace_lock`: the owner question,
 // mutex_lock() and mutex_unlock().
 unsafe impl CMutex for FtraceMutex {
-    const MINE: OwnerFn = bindings::rftrace_shim_ftrace_lock_mine;
+    const MINE: OwnerFn = shim::rftrace_shim_ftrace_lock_mine;
     const LOCK: LockFn = bindings::rftrace_shim_ftrace_lock;
     const UNLOCK: LockFn = bindings::rftrace_shim_ftrace_unlock;
 }
@@ -159,7 +161,7 @@ pub(crate) enum TextMutex {}
 // SAFETY: the shim's functions for `text_mutex`: the owner question,
 // mutex_lock() and mutex_unlock().
 unsafe impl CMutex for TextMutex {
-    const MINE: OwnerFn = bindings::rftrace_shim_text_lock_mine;
+    const MINE: OwnerFn = shim::rftrace_shim_text_lock_mine;
     const LOCK: LockFn = bindings::rftrace_shim_text_lock;
     const UNLOCK: LockFn = bindings::rftrace_shim_text_unlock;
 }
@@ -176,7 +178,7 @@ pub(crate) enum DirectMutex {}
 // mutex_lock() and mutex_unlock() (taken before `ftrace_lock`, as in 7.2).
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 unsafe impl CMutex for DirectMutex {
-    const MINE: OwnerFn = bindings::ftrace_c_direct_lock_mine;
+    const MINE: OwnerFn = shim::ftrace_c_direct_lock_mine;
     const LOCK: LockFn = bindings::rftrace_shim_direct_lock;
     const UNLOCK: LockFn = bindings::rftrace_shim_direct_unlock;
 }

@@ -18,4 +18,5 @@ pub(crate) mod lock;
 pub(crate) mod pass;
 pub(crate) mod records;
 pub(crate) mod registry;
+pub(crate) mod shim;
 pub(crate) mod subops;

@@ -451,8 +451,7 @@ impl<A: Arch> Arch for FailWrite<'_, A> {
     fn write(&mut self, change: &Checked<A::Change>) -> Result<(), Failure> {
         if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
             let ip = crate::kside::env::c_word(A::ip(change));
-            // SAFETY: the shim only compares and clears a word.
-            if unsafe { bindings::rftrace_shim_take_fail_write(ip) } {
+            if crate::kside::shim::rftrace_shim_take_fail_write(ip) {
                 return Err(Failure::Write);
             }
         }

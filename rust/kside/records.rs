@@ -108,8 +108,7 @@ pub(crate) fn to_c(pg: *mut FtracePage) -> *mut bindings::ftrace_page {
 
 /// The kernel's group shape.
 pub(crate) fn geometry() -> Geometry {
-    // SAFETY: returns a constant.
-    let max = unsafe { bindings::rftrace_shim_max_order() };
+    let max = crate::kside::shim::rftrace_shim_max_order();
     Geometry {
         entry_size: core::mem::size_of::<bindings::dyn_ftrace>(),
         page_size: kernel::page::PAGE_SIZE,

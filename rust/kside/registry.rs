@@ -139,8 +139,7 @@ impl<'a> Links for KernelLinks<'a> {
 /// What the registry knows of `ops` as it asks to join.
 fn joining(ops: Ops<'_>, lock: &FtraceLocked) -> Joining {
     let enabled = ftrace_enabled(lock);
-    // SAFETY: a pure address check.
-    let core_data = unsafe { bindings::rftrace_shim_core_data(ops.as_ptr() as usize as _) };
+    let core_data = crate::kside::shim::rftrace_shim_core_data(ops.as_ptr() as usize as _);
     Joining {
         flags: ops.flags(),
         ftrace_enabled: enabled,

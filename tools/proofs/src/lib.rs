@@ -12,5 +12,7 @@
 
 #![allow(dead_code, missing_docs)]
 
+use kernel::shim;
+
 #[path = "../../../rust/kside/lock.rs"]
 pub(crate) mod lock;

@@ -1,6 +1,8 @@
 // A value kept under ftrace_lock is written only with the proof.
 #![allow(unexpected_cfgs)]
 
+use kernel::shim;
+
 #[path = "../../../../rust/kside/lock.rs"]
 #[allow(dead_code)]
 mod lock;

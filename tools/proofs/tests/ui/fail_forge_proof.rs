@@ -1,6 +1,8 @@
 // A proof cannot be made but by the lock module.
 #![allow(unexpected_cfgs)]
 
+use kernel::shim;
+
 #[path = "../../../../rust/kside/lock.rs"]
 #[allow(dead_code)]
 mod lock;

@@ -2,6 +2,8 @@
 // after the lock is released.
 #![allow(unexpected_cfgs)]
 
+use kernel::shim;
+
 #[path = "../../../../rust/kside/lock.rs"]
 #[allow(dead_code)]
 mod lock;

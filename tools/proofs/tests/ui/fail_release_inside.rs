@@ -2,6 +2,8 @@
 // to the lock module, so a closure cannot make or drop one.
 #![allow(unexpected_cfgs)]
 
+use kernel::shim;
+
 #[path = "../../../../rust/kside/lock.rs"]
 #[allow(dead_code)]
 mod lock;

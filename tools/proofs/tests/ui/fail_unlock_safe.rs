@@ -1,6 +1,8 @@
 // Releasing the C mutex by hand is an `unsafe` call.
 #![allow(unexpected_cfgs)]
 
+use kernel::shim;
+
 #[path = "../../../../rust/kside/lock.rs"]
 #[allow(dead_code)]
 mod lock;

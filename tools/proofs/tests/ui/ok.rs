@@ -3,6 +3,8 @@
 // checked change written.
 #![allow(unexpected_cfgs)]
 
+use kernel::shim;
+
 #[path = "../../../../rust/kside/lock.rs"]
 #[allow(dead_code)]
 mod lock;
