@@ -59,6 +59,13 @@ use super::{
     }, //
 };
 
+pub use super::fault::arm64::{
+    EncodeError,
+    LayoutError,
+    PlanError,
+    ReachError, //
+};
+
 /// Size of every A64 instruction.
 pub const INSN_SIZE: u64 = 4;
 
@@ -102,31 +109,6 @@ const BTI_VALUE: u32 = 0xd503_241f;
 /// True if `addr` is a multiple of `size`, a power of two.
 const fn aligned(addr: u64, size: u64) -> bool {
     addr & size.wrapping_sub(1) == 0
-}
-
-/// Why a `BL` could not be encoded.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum EncodeError {
-    /// The target is not in `[ip - 128 MiB, ip + 128 MiB)`.
-    OutOfRange {
-        /// Address of the call site.
-        ip: u64,
-        /// Address that was to be called.
-        target: u64,
-    },
-    /// The site or the target is not 4-byte aligned. (The kernel's encoder
-    /// returns a `BRK` instruction here, which must never be written.)
-    Misaligned {
-        /// Address of the call site.
-        ip: u64,
-        /// Address that was to be called.
-        target: u64,
-    },
-    /// The target is zero (no caller found for the record).
-    NoTarget {
-        /// Address of the call site.
-        ip: u64,
-    },
 }
 
 /// Encodes `BL target` at `ip`.
@@ -212,39 +194,6 @@ pub const fn literal_addr(ip: u64) -> u64 {
 /// address after the `BL`): `(lr & !7) - 16`.
 pub const fn literal_from_lr(lr: u64) -> u64 {
     (lr & !(LITERAL_SIZE - 1)).wrapping_sub(2 * LITERAL_SIZE)
-}
-
-/// Why a patch site is refused.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum LayoutError {
-    /// The literal slot (the first NOP the compiler put before the function)
-    /// is not 8-byte aligned: a 64-bit store to it would not be
-    /// single-copy atomic, and `ftrace_caller` would load the literal from
-    /// the wrong place. GCC does this to cold and `-Os` functions.
-    MisalignedLiteral {
-        /// Where the literal would be.
-        literal: u64,
-    },
-    /// The `BL` slot is not 4-byte aligned.
-    MisalignedInsn {
-        /// The record's ip.
-        ip: u64,
-    },
-    /// With BTI, the word at the function symbol is neither a `BTI` nor a
-    /// `NOP`. (7.2 warns and carries on as if it were a NOP; its
-    /// `ftrace_init_nop()` then finds that word where it expects the NOP
-    /// to turn into `MOV X9, LR`, and fails with `ftrace_bug()`.)
-    UnexpectedEntry {
-        /// The function symbol.
-        func: u64,
-        /// The word found there.
-        insn: u32,
-    },
-    /// The site would run past the end of the address space.
-    Wraps {
-        /// The address given.
-        addr: u64,
-    },
 }
 
 /// A patch site whose layout has been checked.
@@ -454,22 +403,6 @@ impl Reach {
     }
 }
 
-/// Why a site cannot reach the place it must call.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum ReachError {
-    /// Neither the target nor `ftrace_caller` is in range and there is no
-    /// PLT (the site is not in a module's text, or modules are off).
-    NoPlt {
-        /// Address of the call site.
-        ip: u64,
-        /// Address that was to be called.
-        target: u64,
-    },
-    /// The PLT itself cannot be reached. (7.2 does not check this; its
-    /// encoder would produce a `BRK`.)
-    Plt(EncodeError),
-}
-
 /// Decides how the site at `ip` calls `target`, as the kernel's
 /// `ftrace_find_callable_addr()` does.
 ///
@@ -551,22 +484,6 @@ pub enum Step {
         /// Where the `BL` goes now.
         from: Reach,
     },
-}
-
-/// Why a step could not be planned.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum PlanError {
-    /// A `BL` could not be encoded (a [`Reach`] from another site).
-    Encode(EncodeError),
-    /// A call was asked for with [`LiteralOps::Nop`] in the literal: the
-    /// site would call a function that does nothing.
-    NopOpsOnCall,
-}
-
-impl From<EncodeError> for PlanError {
-    fn from(e: EncodeError) -> Self {
-        PlanError::Encode(e)
-    }
 }
 
 /// The two stores of a site update, to be made in order; the arm64

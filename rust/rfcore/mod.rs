@@ -16,6 +16,7 @@ pub mod account;
 pub mod arm64;
 pub mod consistency;
 pub mod direct;
+pub mod fault;
 pub mod filter;
 pub mod flags;
 pub mod ipmodify;

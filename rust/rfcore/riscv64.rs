@@ -60,6 +60,13 @@ use super::{
     }, //
 };
 
+pub use super::fault::riscv64::{
+    EncodeError,
+    LayoutError,
+    PlanError,
+    ReachError, //
+};
+
 pub use super::arm64::{
     literal_ops,
     ListReason,
@@ -208,32 +215,6 @@ pub const fn encode_offset(offset: i64) -> Option<Call> {
     }
 }
 
-/// Why a call could not be encoded.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum EncodeError {
-    /// The target is more than about 2 GiB from `pc`
-    /// (outside `[pc + CALL_MIN, pc + CALL_MAX]`).
-    OutOfRange {
-        /// Address of the `auipc`.
-        pc: u64,
-        /// Address that was to be called.
-        target: u64,
-    },
-    /// The site or the target is not 4-byte aligned. (The kernel's
-    /// encoder does not check: a site would call the wrong address.)
-    Misaligned {
-        /// Address of the `auipc`.
-        pc: u64,
-        /// Address that was to be called.
-        target: u64,
-    },
-    /// The target is zero (no caller found for the record).
-    NoTarget {
-        /// Address of the `auipc`.
-        pc: u64,
-    },
-}
-
 /// Encodes `auipc t0; jalr t0` at `pc` to `target` (the kernel's
 /// `make_call_t0()`), refusing a zero or misaligned target or site and a
 /// target out of reach.
@@ -374,29 +355,6 @@ pub const fn literal_from_t0(t0: u64) -> u64 {
     t0.wrapping_sub(2 * LITERAL_SIZE)
 }
 
-/// Why a patch site is refused.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum LayoutError {
-    /// The literal (the call-site list entry) is not 8-byte aligned: the
-    /// kernel would write the ops 4 or more bytes before where
-    /// `ftrace_caller` loads them, into the function before, and a 64-bit
-    /// store to it would not be single-copy atomic.
-    MisalignedLiteral {
-        /// Where the literal would be.
-        literal: u64,
-    },
-    /// The record's ip is not 4-byte aligned.
-    MisalignedInsn {
-        /// The record's ip.
-        ip: u64,
-    },
-    /// The site would run past either end of the address space.
-    Wraps {
-        /// The address given.
-        addr: u64,
-    },
-}
-
 /// A patch site whose layout has been checked.
 ///
 /// # Invariants
@@ -497,23 +455,6 @@ impl Reach {
             Reach::Direct(a) | Reach::Caller(a) => a,
         }
     }
-}
-
-/// Why a site cannot reach the place it must call.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum ReachError {
-    /// The `auipc` to `ftrace_caller` cannot be encoded at the site (a
-    /// site more than 2 GiB from it, or misaligned). 7.2 does not check:
-    /// it truncates the offset to 32 bits.
-    Caller(EncodeError),
-    /// A `jalr` to `target` at `ip` needs another `auipc` than the site's,
-    /// which was made for `ftrace_caller` (a [`Reach`] from another site).
-    Window {
-        /// The record's ip.
-        ip: u64,
-        /// Address that was to be called.
-        target: u64,
-    },
 }
 
 /// The `auipc` the site whose `jalr` slot is at `ip` holds once
@@ -620,35 +561,6 @@ pub enum Step {
         /// Where the `jalr` goes now.
         from: Reach,
     },
-}
-
-/// Why a change could not be planned.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum PlanError {
-    /// The site's layout is refused.
-    Layout(LayoutError),
-    /// The `auipc` to `ftrace_caller` or a `jalr` cannot be made.
-    Reach(ReachError),
-    /// A call was asked for with [`LiteralOps::Nop`] in the literal: the
-    /// site would call a function that does nothing.
-    NopOpsOnCall,
-    /// A plan was asked for an update that changes nothing
-    /// ([`Update::Ignore`]).
-    Nothing,
-    /// A plan needed a target its facts were gathered without.
-    Unknown,
-}
-
-impl From<LayoutError> for PlanError {
-    fn from(e: LayoutError) -> Self {
-        PlanError::Layout(e)
-    }
-}
-
-impl From<ReachError> for PlanError {
-    fn from(e: ReachError) -> Self {
-        PlanError::Reach(e)
-    }
 }
 
 /// The checked word and the two stores of a site update.

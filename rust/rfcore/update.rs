@@ -28,13 +28,14 @@
 //! [`arm64::plan_update`]: super::arm64::plan_update
 //! [`riscv64::plan_update`]: super::riscv64::plan_update
 
+pub use super::fault::{
+    EncodeFault,
+    Errno,
+    Failure,
+    Insn,
+    INSN_MAX, //
+};
 use super::{
-    arm64::{
-        EncodeError as Arm64EncodeError,
-        LayoutError,
-        PlanError,
-        ReachError, //
-    },
     flags::{
         RecFlags,
         CALL_OPS_EN, //
@@ -44,203 +45,11 @@ use super::{
         Decision,
         Update, //
     },
-    riscv64::PlanError as Riscv64PlanError,
     select::{
         Gathered,
         Need, //
     },
-    x86::EncodeError as X86EncodeError, //
 };
-
-/// The most bytes an [`Insn`] holds.
-pub const INSN_MAX: usize = 8;
-
-/// The bytes of one instruction, as read from or meant for a call site: up
-/// to [`INSN_MAX`] bytes (x86 uses 5, arm64 4).
-///
-/// # Invariants
-///
-/// - `len <= INSN_MAX`;
-/// - the bytes past `len` are zero, so two values are equal exactly when
-///   their instructions are.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct Insn {
-    bytes: [u8; INSN_MAX],
-    len: u8,
-}
-
-impl Insn {
-    /// The instruction made of `bytes`, or `None` if there are more than
-    /// [`INSN_MAX`].
-    pub fn new(bytes: &[u8]) -> Option<Insn> {
-        if bytes.len() > INSN_MAX {
-            return None;
-        }
-        let mut insn = Insn {
-            bytes: [0; INSN_MAX],
-            len: u8::try_from(bytes.len()).ok()?,
-        };
-        for (to, from) in insn.bytes.iter_mut().zip(bytes) {
-            *to = *from;
-        }
-        Some(insn)
-    }
-
-    /// The 5 bytes of an x86 call-site instruction.
-    pub const fn x86(b: [u8; 5]) -> Insn {
-        let [b0, b1, b2, b3, b4] = b;
-        Insn {
-            bytes: [b0, b1, b2, b3, b4, 0, 0, 0],
-            len: 5,
-        }
-    }
-
-    /// An A64 instruction word, in its (little-endian) memory order.
-    pub const fn word(w: u32) -> Insn {
-        let [b0, b1, b2, b3] = w.to_le_bytes();
-        Insn {
-            bytes: [b0, b1, b2, b3, 0, 0, 0, 0],
-            len: 4,
-        }
-    }
-
-    /// The instruction's bytes.
-    pub fn bytes(&self) -> &[u8] {
-        // Cannot fail: `len <= INSN_MAX` (type invariants).
-        self.bytes.get(..usize::from(self.len)).unwrap_or(&[])
-    }
-
-    /// How many bytes the instruction has.
-    pub const fn len(&self) -> usize {
-        self.len as usize
-    }
-
-    /// True for the instruction of no bytes.
-    pub const fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-
-/// Why an instruction (or a site's layout, or the way it reaches its
-/// target) could not be worked out, for any architecture.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum EncodeFault {
-    /// An x86 `CALL`/`JMP` could not be encoded.
-    X86(X86EncodeError),
-    /// An arm64 `BL` could not be encoded.
-    Arm64(Arm64EncodeError),
-    /// The arm64 patch site is unusable.
-    Layout(LayoutError),
-    /// The arm64 site cannot reach its target.
-    Reach(ReachError),
-    /// The arm64 stores could not be planned.
-    Plan(PlanError),
-    /// The riscv64 site is unusable, cannot reach its target, or its
-    /// stores could not be planned.
-    Riscv64(Riscv64PlanError),
-    /// A plan was asked for an update that changes nothing
-    /// ([`Update::Ignore`]); the orchestrator never does that.
-    Nothing,
-    /// A plan needed a target its facts were gathered without (see
-    /// [`need`]); the orchestrator never does that.
-    Unknown,
-}
-
-/// Why a site could not be updated; the same for every architecture.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Failure {
-    /// Reading the site faulted.
-    Fault,
-    /// The site does not hold what its record says; nothing was written.
-    Mismatch {
-        /// What the record's state says the site holds.
-        expected: Insn,
-        /// What it holds.
-        actual: Insn,
-    },
-    /// The change cannot be planned (encoding, layout, reach).
-    Encode(EncodeFault),
-    /// Writing the text (or an arm64 literal) failed.
-    Write,
-}
-
-/// The error class of a [`Failure`], which the kernel maps to its error
-/// codes in one place.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Errno {
-    /// `EFAULT`.
-    Fault,
-    /// `EINVAL`.
-    Invalid,
-    /// `EPERM`.
-    Perm,
-}
-
-impl Failure {
-    /// The error class the kernel returns for this failure.
-    pub const fn errno(&self) -> Errno {
-        match self {
-            Failure::Fault => Errno::Fault,
-            Failure::Mismatch { .. } | Failure::Encode(_) => Errno::Invalid,
-            Failure::Write => Errno::Perm,
-        }
-    }
-
-    /// `Ok` if `actual` is `expected`, else the mismatch.
-    pub fn verify(expected: Insn, actual: Insn) -> Result<(), Failure> {
-        if expected == actual {
-            Ok(())
-        } else {
-            Err(Failure::Mismatch { expected, actual })
-        }
-    }
-}
-
-impl From<EncodeFault> for Failure {
-    fn from(e: EncodeFault) -> Self {
-        Failure::Encode(e)
-    }
-}
-
-impl From<X86EncodeError> for Failure {
-    fn from(e: X86EncodeError) -> Self {
-        Failure::Encode(EncodeFault::X86(e))
-    }
-}
-
-impl From<Arm64EncodeError> for Failure {
-    fn from(e: Arm64EncodeError) -> Self {
-        Failure::Encode(EncodeFault::Arm64(e))
-    }
-}
-
-impl From<LayoutError> for Failure {
-    fn from(e: LayoutError) -> Self {
-        Failure::Encode(EncodeFault::Layout(e))
-    }
-}
-
-impl From<ReachError> for Failure {
-    fn from(e: ReachError) -> Self {
-        Failure::Encode(EncodeFault::Reach(e))
-    }
-}
-
-impl From<PlanError> for Failure {
-    fn from(e: PlanError) -> Self {
-        Failure::Encode(EncodeFault::Plan(e))
-    }
-}
-
-impl From<Riscv64PlanError> for Failure {
-    fn from(e: Riscv64PlanError) -> Self {
-        match e {
-            Riscv64PlanError::Nothing => Failure::Encode(EncodeFault::Nothing),
-            Riscv64PlanError::Unknown => Failure::Encode(EncodeFault::Unknown),
-            e => Failure::Encode(EncodeFault::Riscv64(e)),
-        }
-    }
-}
 
 /// What one walk of the ops list tells about a record, with the record's
 /// state before the update: everything a plan needs besides the decision.

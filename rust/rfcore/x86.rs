@@ -26,6 +26,8 @@ use super::{
     }, //
 };
 
+pub use super::fault::x86::EncodeError;
+
 /// Length of every call-site instruction.
 pub const INSN_SIZE: usize = 5;
 
@@ -36,23 +38,6 @@ pub const NOP5: [u8; INSN_SIZE] = [0x0f, 0x1f, 0x44, 0x00, 0x00];
 pub const CALL_OPCODE: u8 = 0xe8;
 /// Opcode of `JMP rel32`.
 pub const JMP_OPCODE: u8 = 0xe9;
-
-/// Why an instruction could not be encoded.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum EncodeError {
-    /// The target is more than +-2 GiB from the end of the instruction.
-    OutOfRange {
-        /// Address of the call site.
-        ip: u64,
-        /// Address that was to be called.
-        target: u64,
-    },
-    /// The target is zero (no caller found for the record).
-    NoTarget {
-        /// Address of the call site.
-        ip: u64,
-    },
-}
 
 /// Encodes the instruction that makes the site at `ip` reach `target`.
 ///

@@ -218,7 +218,9 @@ impl<C: Copy> Store<usize, C> for VecStore<C> {
     }
 
     fn get(&self, i: usize) -> Option<(usize, &Checked<C>, Decision)> {
-        self.items.get(i).map(|(rec, change, decision)| (*rec, change, *decision))
+        self.items
+            .get(i)
+            .map(|(rec, change, decision)| (*rec, change, *decision))
     }
 
     fn clear(&mut self) {
