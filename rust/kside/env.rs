@@ -434,6 +434,28 @@ pub(crate) fn read_head(_lock: &FtraceLocked) -> *mut bindings::ftrace_ops {
     unsafe { ptr::addr_of!(bindings::ftrace_ops_list).read() }
 }
 
+/// The first ops of the list, if it has one.
+pub(crate) fn first_ops(lock: &FtraceLocked) -> Option<Ops<'_>> {
+    listed(read_head(lock), lock)
+}
+
+/// The ops after `ops` on the list, if there is one.
+pub(crate) fn next_ops<'a>(ops: Ops<'a>, lock: &'a FtraceLocked) -> Option<Ops<'a>> {
+    listed(read_next(ops), lock)
+}
+
+/// The ops a link of the list (its head or an ops' `next`) points to:
+/// `None` for `ftrace_list_end`. The one conversion of a list link into a
+/// handle.
+fn listed(link: *mut bindings::ftrace_ops, lock: &FtraceLocked) -> Option<Ops<'_>> {
+    if link == list_end() {
+        return None;
+    }
+    // SAFETY: `link` was read from the list under ftrace_lock (held,
+    // `lock`): an ops on the list, live while the lock is held.
+    unsafe { Ops::from_raw(link, lock) }
+}
+
 /// The `next` link of `ops`, as the list's writers read it: a plain read,
 /// as in [`read_head()`].
 pub(crate) fn read_next(ops: Ops<'_>) -> *mut bindings::ftrace_ops {

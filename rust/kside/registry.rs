@@ -38,7 +38,9 @@ use kernel::{
 use crate::{
     bump,
     kside::env::{
+        first_ops,
         list_end,
+        next_ops,
         read_head,
         read_next,
         set_head,
@@ -101,16 +103,6 @@ pub(crate) fn links(lock: &FtraceLocked) -> KernelLinks<'_> {
 }
 
 impl<'a> KernelLinks<'a> {
-    fn op(&self, ptr: *mut bindings::ftrace_ops) -> Option<Ops<'a>> {
-        if ptr == list_end() {
-            return None;
-        }
-        // SAFETY: an ops reached through the list (or joining it, held by
-        // the caller) is live while ftrace_lock is held, which `self.lock`
-        // proves.
-        unsafe { Ops::from_raw(ptr, self.lock) }
-    }
-
     fn raw(to: Option<Ops<'a>>) -> *mut bindings::ftrace_ops {
         to.map_or_else(list_end, |op| op.as_ptr())
     }
@@ -120,11 +112,11 @@ impl<'a> Links for KernelLinks<'a> {
     type Op = Ops<'a>;
 
     fn head(&self) -> Option<Ops<'a>> {
-        self.op(read_head(self.lock))
+        first_ops(self.lock)
     }
 
     fn next(&self, op: Ops<'a>) -> Option<Ops<'a>> {
-        self.op(read_next(op))
+        next_ops(op, self.lock)
     }
 
     fn set_head(&mut self, to: Option<Ops<'a>>) {
@@ -569,14 +561,7 @@ pub(crate) fn unregister(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error>
 /// What the shared callers are to call (`RFTRACE_CALLEE_*`) and the ops
 /// they are to pass, from the head of the list.
 pub(crate) fn trace_function(lock: &FtraceLocked) -> (u32, *mut bindings::ftrace_ops) {
-    let first = read_head(lock);
-    let first = if first == list_end() {
-        None
-    } else {
-        // SAFETY: the head is an ops on the list, live while ftrace_lock is
-        // held.
-        unsafe { Ops::from_raw(first, lock) }
-    };
+    let first = first_ops(lock);
     let more = first.is_some_and(|op| read_next(op) != list_end());
     let (callee, passed) = registry::trace_function(
         first.map(|op| op.flags()),
