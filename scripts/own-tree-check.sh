@@ -80,13 +80,13 @@ if [ -n "${RFT_AUTHOR:-}" ] &&
 	export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 fi
 
-passed=0 failed=0
+passed=0 failed=0 base_ver='?' src_rev='?'
 ok() { passed=$((passed + 1)); step "ok   $*"; }
 fail() { failed=$((failed + 1)); step "FAIL $*"; }
 # finish: the closing line; the steps not reached count as failed.
 finish() {
 	failed=$((5 - passed))
-	step "own tree: $(cat "$tree/.debian-version" 2>/dev/null || echo '?'), $((SECONDS - t_start)) s"
+	step "own tree: linux-source-7.2 $base_ver, series of $src_rev, $((SECONDS - t_start)) s"
 	echo "$passed passed, $failed failed"
 	[ "$failed" = 0 ] && exit 0
 	exit 1
@@ -110,7 +110,12 @@ step "git init, add, commit (README: Your own tree)"
  git -c commit.gpgsign=false commit -q -m "linux-source-7.2 $base_ver") ||
 	die "cannot commit the pristine tree"
 
-step "writing the series: scripts/mkseries.sh $series"
+# mkseries.sh takes the core and patches/ from the working copy: say
+# which commit that is, and whether it had changes of its own.
+src_rev=$(git -C "$top" rev-parse --short HEAD)
+git -C "$top" diff --quiet HEAD -- Kbuild Kconfig rust c include patches docs/kernel ||
+	src_rev="$src_rev + uncommitted changes"
+step "writing the series: scripts/mkseries.sh $series (working copy: $src_rev)"
 if ! "$top/scripts/mkseries.sh" "$series" 2>&1 | sed 's/^/    /'; then
 	fail "apply: scripts/mkseries.sh could not write the series"
 	finish
