@@ -14,6 +14,8 @@
 #           assert with lockdep_assert_held()), DEBUG_ATOMIC_SLEEP,
 #           DEBUG_LIST and KFENCE
 #   kcsan   shadow plus KCSAN (data races, e.g. on the record table)
+#   kasan   debug plus generic KASAN; built with clang-19 on x86_64 too
+#           (7.2's RUST depends on !KASAN || CC_IS_CLANG)
 # All variants use the same patched tree and the same config fragment
 # (configs/ARCH.config, built with -O2).  A "-os" suffix (stock-os, rust-os,
 # shadow-os) builds the same with CONFIG_CC_OPTIMIZE_FOR_SIZE instead; a
@@ -28,6 +30,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 variant=${1:?usage: build-kernel.sh stock|rust|shadow [x86_64|arm64|riscv64]}
 arch=${2:-$RFT_ARCH}
 arch_vars "$arch"
+variant_vars "$variant"
 out=$BUILD/out-$arch-$variant
 jobs=${JOBS:-$(nproc)}
 

@@ -15,9 +15,11 @@
 #   debug   shadow plus lockdep, DEBUG_ATOMIC_SLEEP, DEBUG_LIST, KFENCE,
 #           fault injection (FAILSLAB, FAIL_PAGE_ALLOC) and kmemleak
 #   kcsan   shadow plus KCSAN
-#   stock-debug, stock-kcsan
-#           the stock kernel with the debug / KCSAN options above (what
-#           the Rust variants are compared with)
+#   kasan   debug plus generic KASAN (x86_64 builds it with clang: 7.2's
+#           RUST depends on !KASAN || CC_IS_CLANG; see variant_vars)
+#   stock-debug, stock-kcsan, stock-kasan
+#           the stock kernel with the debug / KCSAN / KASAN options above
+#           (what the Rust variants are compared with)
 
 # rft_debug_options debug|kcsan: the lines the debug / KCSAN variants add,
 # on the Rust kernels and on stock alike.
@@ -39,6 +41,11 @@ rft_debug_options() {
 		echo "# CONFIG_DEBUG_KMEMLEAK_AUTO_SCAN is not set" ;;
 	kcsan)	echo "CONFIG_DEBUG_KERNEL=y"
 		echo "CONFIG_KCSAN=y" ;;
+	kasan)	rft_debug_options debug
+		# tinyconfig's SLUB_TINY excludes KASAN.
+		echo "# CONFIG_SLUB_TINY is not set"
+		echo "CONFIG_KASAN=y"
+		echo "CONFIG_KASAN_GENERIC=y" ;;
 	esac
 }
 
@@ -59,18 +66,18 @@ rft_config_fragment() {
 	fi
 	case $base in
 	stock)	echo "# CONFIG_FTRACE_RUST_CORE is not set" ;;
-	stock-debug|stock-kcsan)
+	stock-debug|stock-kcsan|stock-kasan)
 		echo "# CONFIG_FTRACE_RUST_CORE is not set"
 		rft_debug_options "${base#stock-}" ;;
 	rust)	echo "CONFIG_FTRACE_RUST_CORE=y"
 		echo "# CONFIG_FTRACE_RUST_CORE_SHADOW is not set"
 		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y" ;;
-	shadow|debug|kcsan)
+	shadow|debug|kcsan|kasan)
 		echo "CONFIG_FTRACE_RUST_CORE=y"
 		echo "CONFIG_FTRACE_RUST_CORE_SHADOW=y"
 		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y"
 		case $base in
-		debug|kcsan) rft_debug_options "$base" ;;
+		debug|kcsan|kasan) rft_debug_options "$base" ;;
 		esac ;;
 	*) die "unknown variant $variant" ;;
 	esac

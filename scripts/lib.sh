@@ -39,3 +39,13 @@ arch_vars() {
 	*) die "unsupported arch '$1' (RFT_ARCH: x86_64, arm64 or riscv64)" ;;
 	esac
 }
+
+# variant_vars VARIANT: what a build variant changes in arch_vars (call it
+# after).  The KASAN variants of x86_64 and arm64 are built with clang-19
+# and the LLVM 19 tools: 7.2's RUST depends on !KASAN || CC_IS_CLANG.
+variant_vars() {
+	case $1 in
+	kasan|stock-kasan)
+		[ -n "$KLLVM" ] || { KLLVM=-19 KCC=clang-19; } ;;
+	esac
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test.sh [--variant shadow|rust|stock|debug|kcsan] [--skip-host] [--skip-ftracetest]
+# test.sh [--variant shadow|rust|stock|debug|kcsan|kasan] [--skip-host] [--skip-ftracetest]
 #         [--full | --only LIST] [--jobs N]
 #
 # The project's whole test suite, from nothing:
@@ -219,7 +219,7 @@ grep -v '^#' "$sres" 2>/dev/null | sed 's/^/  /'
 donly=$(grep -v '^#' "$top/selftests/expected/debug-only.list" | paste -sd'|' -)
 tonly=$(grep -v '^#' "$top/selftests/expected/tools-only.list" | paste -sd'|' -)
 dbg=0
-[ "$variant" = debug ] && dbg=1
+case $variant in debug|kasan) dbg=1 ;; esac
 : >"$sres.counted"
 grep -v '^#' "$sres" 2>/dev/null |
 	awk -v d="^rftrace/($donly)\$" -v t="^rftrace/($tonly)\$" -v dbg=$dbg \
@@ -242,7 +242,8 @@ fi
 # rot: nothing about speed is asserted, only that it ran and wrote a results
 # file with every field (bench-report.py --check).  About 2 minutes.
 # (not on the debug variants: their timings mean nothing)
-if [ "${RFT_ARCH:-x86_64}" = x86_64 ] && [ "$variant" != debug ] && [ "$variant" != kcsan ]; then
+if [ "${RFT_ARCH:-x86_64}" = x86_64 ] && [ "$variant" != debug ] && [ "$variant" != kcsan ] &&
+   [ "$variant" != kasan ]; then
 step "guest: bench smoke (bench.sh --icount at tiny sizes, $variant kernel)"
 blog=$BUILD/bench-smoke-guest.log
 if "$top/scripts/bench.sh" --no-build --variants "$variant" --reps 1 --calls 100 \
