@@ -25,7 +25,7 @@ break_def() { # NAME
 	probe-waits-under-lock)
 		BREAK_WHAT="removing a function probe waits for its grace periods with ftrace_lock held (as 7.2)"
 		BREAK_FILE=/kernel/trace/ftrace.c
-		BREAK_PERL='s/__ftrace_shutdown\(&probe->ops, 0, defer \? &rel : NULL\)/__ftrace_shutdown(\&probe->ops, 0, defer ? NULL : NULL)/'
+		BREAK_PERL='s/rel = kzalloc\(sizeof\(\*rel\), GFP_KERNEL\);/rel = NULL;/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:registry-slow-gp-probe.tc ;;
 	every-skips-first)
