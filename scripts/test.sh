@@ -107,33 +107,27 @@ else
 fi
 account "style (rustfmt, clippy, checkpatch)" "$p" "$f"
 
+# host_check NAME LOG COMMAND...: one pass/fail check of the host step;
+# its output goes to $BUILD/LOG, shown when it fails.
+host_check() {
+	local name=$1 log=$BUILD/$2
+	shift 2
+	if "$@" >"$log" 2>&1; then
+		account "$name" 1 0
+	else
+		cat "$log"; account "$name" 0 1
+	fi
+}
+
 step "host: the kernel documentation's rst (rst-check.sh)"
-if "$top/scripts/rst-check.sh" >"$BUILD/rst-check.log" 2>&1; then
-	account "rst check" 1 0
-else
-	cat "$BUILD/rst-check.log"; account "rst check" 0 1
-fi
-
+host_check "rst check" rst-check.log "$top/scripts/rst-check.sh"
 step "host: which KCSAN reports fail a test (kcsan-report.py --self-test)"
-if python3 "$top/scripts/kcsan-report.py" --self-test >"$BUILD/kcsan-self-test.log" 2>&1; then
-	account "KCSAN report rule" 1 0
-else
-	cat "$BUILD/kcsan-self-test.log"; account "KCSAN report rule" 0 1
-fi
-
+host_check "KCSAN report rule" kcsan-self-test.log \
+	python3 "$top/scripts/kcsan-report.py" --self-test
 step "host: every entry point is in docs/locking.md (locking-doc-check.sh)"
-if "$top/scripts/locking-doc-check.sh" >"$BUILD/locking-doc-check.log" 2>&1; then
-	account "locking doc" 1 0
-else
-	cat "$BUILD/locking-doc-check.log"; account "locking doc" 0 1
-fi
-
+host_check "locking doc" locking-doc-check.log "$top/scripts/locking-doc-check.sh"
 step "host: the README names only what exists (readme-check.sh)"
-if "$top/scripts/readme-check.sh" >"$BUILD/readme-check.log" 2>&1; then
-	account "README check" 1 0
-else
-	cat "$BUILD/readme-check.log"; account "README check" 0 1
-fi
+host_check "README check" readme-check.log "$top/scripts/readme-check.sh"
 fi
 
 # 2. The kernel.
