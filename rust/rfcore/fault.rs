@@ -160,35 +160,26 @@ impl From<EncodeFault> for Failure {
     }
 }
 
-impl From<x86::EncodeError> for Failure {
-    fn from(e: x86::EncodeError) -> Self {
-        Failure::Encode(EncodeFault::X86(e))
-    }
+/// `From<$error> for Failure`: an encoding failure of that kind.
+macro_rules! encode_fault_from {
+    ($($error:ty => $variant:ident),* $(,)?) => {
+        $(
+            impl From<$error> for Failure {
+                fn from(e: $error) -> Self {
+                    Failure::Encode(EncodeFault::$variant(e))
+                }
+            }
+        )*
+    };
 }
 
-impl From<arm64::EncodeError> for Failure {
-    fn from(e: arm64::EncodeError) -> Self {
-        Failure::Encode(EncodeFault::Arm64(e))
-    }
-}
-
-impl From<arm64::LayoutError> for Failure {
-    fn from(e: arm64::LayoutError) -> Self {
-        Failure::Encode(EncodeFault::Layout(e))
-    }
-}
-
-impl From<arm64::ReachError> for Failure {
-    fn from(e: arm64::ReachError) -> Self {
-        Failure::Encode(EncodeFault::Reach(e))
-    }
-}
-
-impl From<arm64::PlanError> for Failure {
-    fn from(e: arm64::PlanError) -> Self {
-        Failure::Encode(EncodeFault::Plan(e))
-    }
-}
+encode_fault_from!(
+    x86::EncodeError => X86,
+    arm64::EncodeError => Arm64,
+    arm64::LayoutError => Layout,
+    arm64::ReachError => Reach,
+    arm64::PlanError => Plan,
+);
 
 impl From<riscv64::PlanError> for Failure {
     fn from(e: riscv64::PlanError) -> Self {
