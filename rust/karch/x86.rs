@@ -105,6 +105,11 @@ fn poke_late(_lock: &FtraceLocked) -> bool {
     unsafe { bindings::rftrace_shim_poke_late() }
 }
 
+/// Whether the current task holds `text_mutex` (a warning if not).
+fn text_held() -> bool {
+    TextLocked::held(|_text| ()).is_some()
+}
+
 /// x86 as the update pass sees it.
 ///
 /// `mcount` is the address the compiler's call sites call before they are
@@ -118,6 +123,10 @@ pub(crate) struct X86<'a> {
     /// The shim queues writes into the live INT3 batch (between the arch
     /// prepare and post-process hooks), which needs `text_mutex`.
     late: bool,
+    /// With `late`: `text_mutex` was found held when the handle was made
+    /// (asked once, not per write: nothing in the hook call that owns the
+    /// handle releases it).
+    text_held: bool,
     /// Writes were queued since the last flush: [`finish`] is told when
     /// this handle goes (one store, not one per write).
     queued: bool,
@@ -133,12 +142,14 @@ impl Drop for X86<'_> {
 
 impl<'a> KernelArch<'a> for X86<'a> {
     fn for_pass(lock: &'a FtraceLocked, _may_sleep: crate::karch::MaySleep) -> Self {
+        let late = poke_late(lock);
         // Live INT3 batches under text_mutex: the pass never sleeps.
         X86 {
             _lock: lock,
             mcount: 0,
             early: false,
-            late: poke_late(lock),
+            late,
+            text_held: late && text_held(),
             queued: false,
         }
     }
@@ -150,6 +161,7 @@ impl<'a> KernelArch<'a> for X86<'a> {
             mcount,
             early: !late,
             late,
+            text_held: late && text_held(),
             queued: false,
         }
     }
@@ -206,16 +218,15 @@ impl Arch for X86<'_> {
         let poke = || {
             // SAFETY: `change` is checked (its type): a 5-byte call site
             // holding `change.old`; the shim queues it into the INT3 batch
-            // when the text is live (text_mutex held: checked below),
+            // when the text is live (text_mutex held: `text_held`),
             // else writes it with text_poke_early() (boot, or a module
             // still being loaded).
             unsafe { bindings::rftrace_shim_poke(c_word(change.ip), change.new.as_ptr()) }
         };
-        let queued = if self.late {
-            TextLocked::held(|_text| poke()).ok_or(Failure::Write)?
-        } else {
-            poke()
-        };
+        if self.late && !self.text_held {
+            return Err(Failure::Write);
+        }
+        let queued = poke();
         self.queued |= queued;
         Ok(())
     }
