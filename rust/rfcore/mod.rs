@@ -25,6 +25,7 @@ pub mod record;
 pub mod registry;
 pub mod riscv64;
 pub mod select;
+pub mod siteset;
 pub mod table;
 pub mod update;
 pub mod x86;

@@ -39,6 +39,7 @@ mod riscv64;
 mod select;
 mod sim;
 mod sim_model;
+mod siteset;
 mod table;
 mod update;
 mod util;

@@ -1,0 +1,773 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-site ops sets: for every traced call site, the ops that trace it.
+//!
+//! A site traced by two or more ops calls the shared list function, which
+//! in 7.2 walks every registered ops and tests its hashes for the ip. The
+//! registry already knows which ops cover each site: every ops' accounting
+//! walk adds or removes it on exactly the records it matches. [`Sites`]
+//! keeps that knowledge as an immutable, interned set per site (one set per
+//! distinct combination of ops, in ops-list order) and publishes it for the
+//! list function in an open-addressing table keyed by ip.
+//!
+//! # What the readers see
+//!
+//! Everything a reader loads is in *published blocks* of machine words
+//! ([`Block`]), laid out as [`layout`] says. A table slot is an `{ip, set}`
+//! pair: the ip is written once, before the slot's set; the set word is
+//! changed with one store. A set block is filled before its address is
+//! stored and never written again. A reader that finds no slot, or a slot
+//! whose set word is 0, walks the ops list as 7.2 does: a missing set costs
+//! speed, never correctness.
+//!
+//! # Transitions
+//!
+//! An operation (registration, unregistration, filter change) is one or
+//! more accounting walks, each adding or removing one ops on some records
+//! ([`Sites::begin_walk`], [`Sites::account`]). While the walks go on, a
+//! changed site is *staged*: its published set word is cleared at once (its
+//! callers walk the list, exactly as 7.2 does) and its new set is kept on
+//! the side. [`Sites::publish`] stores the new sets when the operation's
+//! walks are done, one store per site: a call sees the walk, the old set or
+//! the new one, never a set that is half of each (a filter change removes
+//! the ops and adds it back; its intermediate sets are never published).
+//! A set no site names any more is handed to [`Mem::retire`], which frees it
+//! once no reader can hold it.
+//!
+//! # When the bookkeeping disagrees
+//!
+//! A set must have as many ops as the record has users. When it would not
+//! (a record counted by code that does not walk, such as a module's
+//! records enabled at load), the site becomes *unknown*: it keeps no set,
+//! so its callers walk, until its count drops to zero. Running out of
+//! memory clears the whole table for good ([`Sites::failed`]).
+
+/// The word layout of published blocks, shared with the C reader.
+pub mod layout {
+    /// Word 0 of every block is the reader-invisible retirement link.
+    pub const LINK: usize = 0;
+    /// Table: word 1 holds the number of index bits.
+    pub const TABLE_BITS: usize = 1;
+    /// Table: words from here are `{ip, set}` slot pairs.
+    pub const TABLE_SLOTS: usize = 2;
+    /// Set: word 1 holds the number of ops.
+    pub const SET_LEN: usize = 1;
+    /// Set: words from here are the ops' addresses, in ops-list order.
+    pub const SET_OPS: usize = 2;
+    /// The ip of a slot whose site has gone (module text freed): matches
+    /// no call site.
+    pub const GONE: usize = 1;
+    /// The multiplier of the slot hash (`(ip * HASH_MUL) >> (64 - bits)`).
+    pub const HASH_MUL: u64 = 0x61c8_8646_80b5_83eb;
+    /// Index bits of the smallest table.
+    pub const MIN_BITS: u32 = 10;
+    /// Index bits of the largest table.
+    pub const MAX_BITS: u32 = 24;
+}
+
+/// The slot an ip's probe starts at, in a table of `1 << bits` slots.
+pub fn home(ip: usize, bits: u32) -> usize {
+    let shift = 64u32.saturating_sub(bits.clamp(1, 63));
+    let h = (ip as u64).wrapping_mul(layout::HASH_MUL);
+    h.checked_shr(shift).unwrap_or(0) as usize
+}
+
+/// An allocation failed.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct NoMem;
+
+/// A growable sequence (a `Vec` on the host, a `KVec` in the kernel).
+pub trait Seq<T> {
+    /// The elements.
+    fn items(&self) -> &[T];
+    /// The elements, writable.
+    fn items_mut(&mut self) -> &mut [T];
+    /// Appends `v`.
+    fn push(&mut self, v: T) -> Result<(), NoMem>;
+    /// Removes every element.
+    fn clear(&mut self);
+}
+
+/// A published block of machine words that readers may load at any time.
+pub trait Block {
+    /// Number of words.
+    fn len(&self) -> usize;
+    /// Word `i` (0 beyond the end).
+    fn load(&self, i: usize) -> usize;
+    /// Stores `v` into word `i` with release ordering (ignored beyond the
+    /// end).
+    fn store(&self, i: usize, v: usize);
+    /// The address readers know the block by.
+    fn addr(&self) -> usize;
+}
+
+/// Where the sets and tables come from and go to.
+pub trait Mem {
+    /// A published block.
+    type Block: Block;
+    /// The registry's private sequences.
+    type Vec<T>: Seq<T>;
+    /// An empty sequence.
+    fn vec<T>(&self) -> Self::Vec<T>;
+    /// A block of `words` zeroed words.
+    fn alloc(&mut self, words: usize) -> Option<Self::Block>;
+    /// `b` is no longer reachable by new readers: free it after the
+    /// readers that may hold it are done.
+    fn retire(&mut self, b: Self::Block);
+    /// Makes `table` the table readers look up (one pointer store).
+    fn publish(&mut self, table: Option<&Self::Block>);
+}
+
+/// No set: the site is traced by no ops.
+const NONE: u32 = 0x3fff_ffff;
+/// The site's ops are not known: its callers walk.
+const UNKNOWN: u32 = 0x3fff_fffe;
+/// The slot is staged: its published set word is 0 until the next publish.
+const DIRTY: u32 = 1 << 31;
+/// The value bits of a slot's logical word.
+const VALUE: u32 = !DIRTY;
+
+/// One interned set.
+struct SetRec<B> {
+    /// The published block; `None` once retired (the id is free).
+    block: Option<B>,
+    /// Slots whose logical value is this set.
+    refs: usize,
+    /// Hash of its ops, for interning.
+    hash: u64,
+}
+
+/// Counters, shown in the stats file.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub struct SiteStats {
+    /// Interned sets alive.
+    pub sets: u64,
+    /// Sites with a set.
+    pub sites: u64,
+    /// Sites whose ops are unknown (their callers walk).
+    pub unknown: u64,
+    /// Bytes of the published table and sets.
+    pub bytes: u64,
+    /// Changes of a site's set.
+    pub updates: u64,
+    /// Publications.
+    pub publishes: u64,
+    /// Blocks handed back for freeing after a grace period.
+    pub retired: u64,
+    /// Tables built (the first and each growth).
+    pub tables: u64,
+    /// Allocation failures (the table is then cleared for good).
+    pub failures: u64,
+}
+
+/// The per-site sets of one registry.
+///
+/// # Invariants
+///
+/// - `logical` has one word per table slot; a slot's value is a live set
+///   id, [`NONE`] or [`UNKNOWN`]; `refs` of a set counts the slots naming
+///   it.
+/// - A published slot's set word is the address of its logical set, or 0;
+///   it is 0 whenever the slot is [`DIRTY`], and every dirty slot is in
+///   `dirty` once.
+/// - At most half of the slots hold an ip, so every probe meets an empty
+///   slot.
+pub struct Sites<M: Mem> {
+    mem: M,
+    table: Option<M::Block>,
+    bits: u32,
+    used: usize,
+    logical: M::Vec<u32>,
+    dirty: M::Vec<u32>,
+    sets: M::Vec<SetRec<M::Block>>,
+    memo: M::Vec<(u32, u32)>,
+    scratch: M::Vec<usize>,
+    order: M::Vec<usize>,
+    walk: Option<(usize, bool)>,
+    failed: bool,
+    stats: SiteStats,
+}
+
+fn block_in<B>(sets: &[SetRec<B>], id: u32) -> Option<&B> {
+    sets.get(id as usize)?.block.as_ref()
+}
+
+fn words_bytes(words: usize) -> u64 {
+    (words as u64).saturating_mul(core::mem::size_of::<usize>() as u64)
+}
+
+fn set_hash(ops: &[usize]) -> u64 {
+    ops.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &op| {
+        (h ^ op as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+impl<M: Mem> Sites<M> {
+    /// An empty registry: no table, every caller walks.
+    pub fn new(mem: M) -> Self {
+        let logical = mem.vec();
+        let dirty = mem.vec();
+        let sets = mem.vec();
+        let memo = mem.vec();
+        let scratch = mem.vec();
+        let order = mem.vec();
+        Sites {
+            mem,
+            table: None,
+            bits: 0,
+            used: 0,
+            logical,
+            dirty,
+            sets,
+            memo,
+            scratch,
+            order,
+            walk: None,
+            failed: false,
+            stats: SiteStats::default(),
+        }
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> SiteStats {
+        self.stats
+    }
+
+    /// An allocation failed once: no set is kept or published any more.
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+
+    /// The allocator, for the caller's own bookkeeping.
+    pub fn mem(&mut self) -> &mut M {
+        &mut self.mem
+    }
+
+    /// An accounting walk of the ops at `op` starts: it will be added to
+    /// (`inc`) or removed from the records it matches. `list` is the ops
+    /// list in order (it need not hold `op` when `op` leaves).
+    pub fn begin_walk(&mut self, op: usize, inc: bool, list: impl Iterator<Item = usize>) {
+        self.memo.clear();
+        self.order.clear();
+        self.walk = None;
+        if self.failed {
+            return;
+        }
+        for o in list {
+            if self.order.push(o).is_err() {
+                self.fail();
+                return;
+            }
+        }
+        self.walk = Some((op, inc));
+    }
+
+    /// The walk is over.
+    pub fn end_walk(&mut self) {
+        self.walk = None;
+        self.memo.clear();
+    }
+
+    /// The walk changed the record at `ip`, which now has `count` users.
+    pub fn account(&mut self, ip: usize, count: u32) {
+        let Some((op, inc)) = self.walk else {
+            return;
+        };
+        if self.failed || ip == 0 || ip == layout::GONE {
+            return;
+        }
+        let slot = match self.find(ip) {
+            Some(slot) => slot,
+            None if count == 0 => return,
+            None => match self.insert(ip) {
+                Ok(slot) => slot,
+                Err(NoMem) => return self.fail(),
+            },
+        };
+        let cur = self.value(slot);
+        let next = if count == 0 {
+            NONE
+        } else if cur == UNKNOWN {
+            UNKNOWN
+        } else {
+            match self.transition(cur, op, inc) {
+                Ok(to) if self.len_of(to) == count as usize => to,
+                Ok(_) => UNKNOWN,
+                Err(NoMem) => return self.fail(),
+            }
+        };
+        if self.set_value(slot, next).is_err() {
+            self.fail();
+        }
+    }
+
+    /// The site at `ip` has gone (its module's text is freed): its slot
+    /// never matches again.
+    pub fn forget(&mut self, ip: usize) {
+        if self.failed {
+            return;
+        }
+        let Some(slot) = self.find(ip) else {
+            return;
+        };
+        if self.set_value(slot, NONE).is_err() {
+            return self.fail();
+        }
+        if let Some(t) = &self.table {
+            let w = Self::slot_word(slot);
+            t.store(w.saturating_add(1), 0);
+            t.store(w, layout::GONE);
+        }
+    }
+
+    /// Stores every staged site's set: the operation's walks are done.
+    pub fn publish(&mut self) {
+        if self.failed {
+            return;
+        }
+        let Some(t) = &self.table else {
+            return;
+        };
+        for &slot in self.dirty.items() {
+            let slot = slot as usize;
+            let Some(v) = self.logical.items_mut().get_mut(slot) else {
+                continue;
+            };
+            *v &= VALUE;
+            let addr = self
+                .sets
+                .items()
+                .get(*v as usize)
+                .and_then(|s| s.block.as_ref())
+                .map_or(0, |b| b.addr());
+            t.store(Self::slot_word(slot).saturating_add(1), addr);
+        }
+        self.dirty.clear();
+        self.retire_unused();
+        self.stats.publishes = self.stats.publishes.saturating_add(1);
+    }
+
+    /// The published set of the site at `ip`, as a reader finds it: the
+    /// set's block address, or `None` (the reader walks).
+    pub fn lookup(&self, ip: usize) -> Option<usize> {
+        let t = self.table.as_ref()?;
+        let bits = t.load(layout::TABLE_BITS) as u32;
+        let slots = 1usize.checked_shl(bits)?;
+        let mut i = home(ip, bits);
+        for _ in 0..slots {
+            let w = Self::slot_word(i);
+            let k = t.load(w);
+            if k == ip {
+                return match t.load(w.saturating_add(1)) {
+                    0 => None,
+                    set => Some(set),
+                };
+            }
+            if k == 0 {
+                return None;
+            }
+            i = (i.wrapping_add(1)) & slots.wrapping_sub(1);
+        }
+        None
+    }
+
+    /// The ops of the published set at `addr`, into `out` (cleared first).
+    /// Returns false when no live set has that address.
+    pub fn ops_of(&self, addr: usize, out: &mut impl Seq<usize>) -> Result<bool, NoMem> {
+        out.clear();
+        let Some(b) = self
+            .sets
+            .items()
+            .iter()
+            .filter_map(|s| s.block.as_ref())
+            .find(|b| b.addr() == addr)
+        else {
+            return Ok(false);
+        };
+        let n = b.load(layout::SET_LEN);
+        for i in 0..n {
+            out.push(b.load(layout::SET_OPS.saturating_add(i)))?;
+        }
+        Ok(true)
+    }
+
+    /// Every published `{ip, set address}` pair with a set, for checking.
+    pub fn each_site(&self, mut f: impl FnMut(usize, usize)) {
+        let Some(t) = &self.table else {
+            return;
+        };
+        let slots = 1usize.checked_shl(self.bits).unwrap_or(0);
+        for i in 0..slots {
+            let w = Self::slot_word(i);
+            let (ip, set) = (t.load(w), t.load(w.saturating_add(1)));
+            if ip != 0 && ip != layout::GONE && set != 0 {
+                f(ip, set);
+            }
+        }
+    }
+
+    /// A deliberate defect for the test that the checks catch one:
+    /// publishes the site at `ip` with a set missing its last ops.
+    /// Returns false when the site has no set of two or more ops.
+    pub fn break_one(&mut self, ip: usize) -> Result<bool, NoMem> {
+        let Some(slot) = self.find(ip) else {
+            return Ok(false);
+        };
+        let cur = self.value(slot);
+        let n = self.len_of(cur);
+        if cur >= UNKNOWN || n < 2 {
+            return Ok(false);
+        }
+        self.scratch.clear();
+        if let Some(b) = block_in(self.sets.items(), cur) {
+            for i in 0..n.saturating_sub(1) {
+                self.scratch.push(b.load(layout::SET_OPS.saturating_add(i)))?;
+            }
+        }
+        let id = self.intern()?;
+        // Bypass the count check on purpose.
+        self.set_value(slot, id)?;
+        self.publish();
+        Ok(true)
+    }
+
+    fn fail(&mut self) {
+        self.failed = true;
+        self.walk = None;
+        self.stats.failures = self.stats.failures.saturating_add(1);
+        self.mem.publish(None);
+        if let Some(t) = self.table.take() {
+            self.mem.retire(t);
+        }
+        let mut sets = self.mem.vec();
+        core::mem::swap(&mut sets, &mut self.sets);
+        for s in sets.items_mut() {
+            if let Some(b) = s.block.take() {
+                self.mem.retire(b);
+            }
+        }
+        self.logical.clear();
+        self.dirty.clear();
+        self.memo.clear();
+        self.stats.sets = 0;
+        self.stats.sites = 0;
+        self.stats.unknown = 0;
+        self.stats.bytes = 0;
+    }
+
+    fn slot_word(slot: usize) -> usize {
+        layout::TABLE_SLOTS.saturating_add(slot.saturating_mul(2))
+    }
+
+    fn value(&self, slot: usize) -> u32 {
+        self.logical.items().get(slot).map_or(NONE, |v| v & VALUE)
+    }
+
+    fn block_of(&self, id: u32) -> Option<&M::Block> {
+        block_in(self.sets.items(), id)
+    }
+
+    fn len_of(&self, id: u32) -> usize {
+        self.block_of(id).map_or(0, |b| b.load(layout::SET_LEN))
+    }
+
+    fn find(&self, ip: usize) -> Option<usize> {
+        let t = self.table.as_ref()?;
+        let slots = 1usize.checked_shl(self.bits)?;
+        let mut i = home(ip, self.bits);
+        for _ in 0..slots {
+            let k = t.load(Self::slot_word(i));
+            if k == ip {
+                return Some(i);
+            }
+            if k == 0 {
+                return None;
+            }
+            i = i.wrapping_add(1) & slots.wrapping_sub(1);
+        }
+        None
+    }
+
+    /// A slot for `ip`, which has none: grows the table first if needed.
+    fn insert(&mut self, ip: usize) -> Result<usize, NoMem> {
+        let slots = 1usize.checked_shl(self.bits).unwrap_or(0);
+        if self.table.is_none() || self.used.saturating_add(1).saturating_mul(2) > slots {
+            self.rebuild()?;
+        }
+        let t = self.table.as_ref().ok_or(NoMem)?;
+        let slots = 1usize.checked_shl(self.bits).ok_or(NoMem)?;
+        let mut i = home(ip, self.bits);
+        for _ in 0..slots {
+            let w = Self::slot_word(i);
+            if t.load(w) == 0 {
+                // The set word is 0 already: a reader finding the ip walks.
+                t.store(w, ip);
+                self.used = self.used.saturating_add(1);
+                return Ok(i);
+            }
+            i = i.wrapping_add(1) & slots.wrapping_sub(1);
+        }
+        Err(NoMem)
+    }
+
+    /// A new table for the live sites, at most a quarter full, published in
+    /// place of the old one.
+    fn rebuild(&mut self) -> Result<(), NoMem> {
+        let old_slots = match self.table {
+            Some(_) => 1usize.checked_shl(self.bits).unwrap_or(0),
+            None => 0,
+        };
+        let mut live = 0usize;
+        for i in 0..old_slots {
+            if self.value(i) != NONE {
+                live = live.saturating_add(1);
+            }
+        }
+        let want = live.saturating_add(1).saturating_mul(4);
+        let mut bits = layout::MIN_BITS;
+        while 1usize.checked_shl(bits).unwrap_or(usize::MAX) < want {
+            if bits >= layout::MAX_BITS {
+                return Err(NoMem);
+            }
+            bits = bits.saturating_add(1);
+        }
+        let slots = 1usize.checked_shl(bits).ok_or(NoMem)?;
+        let words = Self::slot_word(slots);
+        let t = self.mem.alloc(words).ok_or(NoMem)?;
+        t.store(layout::TABLE_BITS, bits as usize);
+        let mut logical: M::Vec<u32> = self.mem.vec();
+        let mut dirty: M::Vec<u32> = self.mem.vec();
+        for _ in 0..slots {
+            logical.push(NONE)?;
+        }
+        let mut used = 0usize;
+        for i in 0..old_slots {
+            let word = self.logical.items().get(i).copied().unwrap_or(NONE);
+            if word & VALUE == NONE {
+                continue;
+            }
+            let Some(old) = &self.table else {
+                break;
+            };
+            let ip = old.load(Self::slot_word(i));
+            let mut j = home(ip, bits);
+            let mut placed = false;
+            for _ in 0..slots {
+                let w = Self::slot_word(j);
+                if t.load(w) == 0 {
+                    let addr = if word & DIRTY != 0 {
+                        0
+                    } else {
+                        self.block_of(word & VALUE).map_or(0, |b| b.addr())
+                    };
+                    t.store(w.saturating_add(1), addr);
+                    t.store(w, ip);
+                    if let Some(l) = logical.items_mut().get_mut(j) {
+                        *l = word;
+                    }
+                    if word & DIRTY != 0 {
+                        dirty.push(j as u32)?;
+                    }
+                    used = used.saturating_add(1);
+                    placed = true;
+                    break;
+                }
+                j = j.wrapping_add(1) & slots.wrapping_sub(1);
+            }
+            if !placed {
+                return Err(NoMem);
+            }
+        }
+        self.mem.publish(Some(&t));
+        if let Some(old) = self.table.replace(t) {
+            self.stats.bytes = self.stats.bytes.saturating_sub(words_bytes(old.len()));
+            self.mem.retire(old);
+            self.stats.retired = self.stats.retired.saturating_add(1);
+        }
+        self.stats.bytes = self.stats.bytes.saturating_add(words_bytes(words));
+        self.stats.tables = self.stats.tables.saturating_add(1);
+        self.logical = logical;
+        self.dirty = dirty;
+        self.bits = bits;
+        self.used = used;
+        Ok(())
+    }
+
+    /// Changes a slot's logical set, staging it for the next publish.
+    fn set_value(&mut self, slot: usize, next: u32) -> Result<(), NoMem> {
+        let word = self.logical.items().get(slot).copied().ok_or(NoMem)?;
+        let cur = word & VALUE;
+        if cur == next {
+            return Ok(());
+        }
+        if word & DIRTY == 0 {
+            self.dirty.push(slot as u32)?;
+        }
+        self.adjust(cur, false);
+        self.adjust(next, true);
+        if let Some(l) = self.logical.items_mut().get_mut(slot) {
+            *l = next | DIRTY;
+        }
+        if let Some(t) = &self.table {
+            t.store(Self::slot_word(slot).saturating_add(1), 0);
+        }
+        self.stats.updates = self.stats.updates.saturating_add(1);
+        Ok(())
+    }
+
+    fn adjust(&mut self, id: u32, up: bool) {
+        match id {
+            NONE => {}
+            UNKNOWN => {
+                self.stats.unknown = if up {
+                    self.stats.unknown.saturating_add(1)
+                } else {
+                    self.stats.unknown.saturating_sub(1)
+                };
+            }
+            id => {
+                if let Some(s) = self.sets.items_mut().get_mut(id as usize) {
+                    s.refs = if up {
+                        s.refs.saturating_add(1)
+                    } else {
+                        s.refs.saturating_sub(1)
+                    };
+                }
+                self.stats.sites = if up {
+                    self.stats.sites.saturating_add(1)
+                } else {
+                    self.stats.sites.saturating_sub(1)
+                };
+            }
+        }
+    }
+
+    /// The set `cur` with the walking ops added or removed (memoised for
+    /// the walk).
+    fn transition(&mut self, cur: u32, op: usize, inc: bool) -> Result<u32, NoMem> {
+        if let Some(&(_, to)) = self.memo.items().iter().find(|(from, _)| *from == cur) {
+            return Ok(to);
+        }
+        self.scratch.clear();
+        let mut had = false;
+        if let Some(b) = block_in(self.sets.items(), cur) {
+            for i in 0..b.load(layout::SET_LEN) {
+                let o = b.load(layout::SET_OPS.saturating_add(i));
+                if o == op {
+                    had = true;
+                } else {
+                    self.scratch.push(o)?;
+                }
+            }
+        }
+        let to = if had == inc {
+            // Added twice, or removed without being there.
+            UNKNOWN
+        } else if inc {
+            self.scratch.push(op)?;
+            if self.sort_by_list() {
+                self.intern()?
+            } else {
+                UNKNOWN
+            }
+        } else if self.scratch.items().is_empty() {
+            NONE
+        } else {
+            self.intern()?
+        };
+        self.memo.push((cur, to))?;
+        Ok(to)
+    }
+
+    /// Sorts `scratch` into ops-list order; false if an ops is not on the
+    /// list.
+    fn sort_by_list(&mut self) -> bool {
+        let order = self.order.items();
+        let rank = |o: usize| order.iter().position(|&x| x == o);
+        if self.scratch.items().iter().any(|&o| rank(o).is_none()) {
+            return false;
+        }
+        // Insertion sort: sets are short and arrive nearly sorted.
+        let s = self.scratch.items_mut();
+        for i in 1..s.len() {
+            let mut j = i;
+            while j > 0 {
+                let (Some(&a), Some(&b)) = (s.get(j.wrapping_sub(1)), s.get(j)) else {
+                    break;
+                };
+                if rank(a) <= rank(b) {
+                    break;
+                }
+                s.swap(j.wrapping_sub(1), j);
+                j -= 1;
+            }
+        }
+        true
+    }
+
+    /// The id of the set holding exactly `scratch`, made if new.
+    fn intern(&mut self) -> Result<u32, NoMem> {
+        let ops = self.scratch.items();
+        let hash = set_hash(ops);
+        for (id, s) in self.sets.items().iter().enumerate() {
+            let Some(b) = &s.block else {
+                continue;
+            };
+            if s.hash != hash || b.load(layout::SET_LEN) != ops.len() {
+                continue;
+            }
+            let same = ops
+                .iter()
+                .enumerate()
+                .all(|(i, &o)| b.load(layout::SET_OPS.saturating_add(i)) == o);
+            if same {
+                return Ok(id as u32);
+            }
+        }
+        let words = layout::SET_OPS.saturating_add(ops.len());
+        let b = self.mem.alloc(words).ok_or(NoMem)?;
+        for (i, &o) in ops.iter().enumerate() {
+            b.store(layout::SET_OPS.saturating_add(i), o);
+        }
+        b.store(layout::SET_LEN, ops.len());
+        let rec = SetRec {
+            block: Some(b),
+            refs: 0,
+            hash,
+        };
+        self.stats.sets = self.stats.sets.saturating_add(1);
+        self.stats.bytes = self.stats.bytes.saturating_add(words_bytes(words));
+        let free = self.sets.items().iter().position(|s| s.block.is_none());
+        let id = match free {
+            Some(id) => {
+                if let Some(s) = self.sets.items_mut().get_mut(id) {
+                    *s = rec;
+                }
+                id
+            }
+            None => {
+                self.sets.push(rec)?;
+                self.sets.items().len().saturating_sub(1)
+            }
+        };
+        if id as u32 >= UNKNOWN {
+            return Err(NoMem);
+        }
+        Ok(id as u32)
+    }
+
+    /// Retires the sets no slot names.
+    fn retire_unused(&mut self) {
+        for s in self.sets.items_mut() {
+            if s.refs != 0 {
+                continue;
+            }
+            if let Some(b) = s.block.take() {
+                self.stats.sets = self.stats.sets.saturating_sub(1);
+                self.stats.bytes = self.stats.bytes.saturating_sub(words_bytes(b.len()));
+                self.stats.retired = self.stats.retired.saturating_add(1);
+                self.mem.retire(b);
+            }
+        }
+    }
+}
