@@ -17,13 +17,18 @@
 #include <linux/ftrace.h>
 #include <linux/init.h>
 #include <linux/kallsyms.h>
+#include <linux/llist.h>
 #include <linux/memory.h>
 #include <linux/mmzone.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 
 #include <asm/ftrace.h>
 #include <asm/sections.h>
@@ -106,6 +111,58 @@ void rftrace_shim_cond_resched(void)
 
 /* What ftrace_bug() prints as "expected" for the last refused site. */
 static u8 rftrace_expected[MCOUNT_INSN_SIZE];
+
+/* The per-site set table the list function reads (rftrace_site_set()). */
+unsigned long *rftrace_sites __read_mostly;
+
+/* List calls served by a site's set and by the walk (shadow builds count). */
+DEFINE_PER_CPU(unsigned long, rftrace_set_calls);
+DEFINE_PER_CPU(unsigned long, rftrace_walk_calls);
+
+static unsigned long rftrace_sum(unsigned long __percpu *counter)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu(*counter, cpu);
+	return sum;
+}
+
+void rftrace_shim_sites_publish(unsigned long *table)
+{
+	smp_store_release(&rftrace_sites, table);
+}
+
+/*
+ * Retired set-table blocks, each linked through its word 0, and the worker
+ * that frees them.  The list function reads them with preemption disabled,
+ * possibly where RCU is not watching: a rude grace period ends every such
+ * reader, and the normal one is kept for readers under rcu_read_lock().
+ */
+static LLIST_HEAD(rftrace_retired);
+
+static void rftrace_retire_fn(struct work_struct *work)
+{
+	struct llist_node *list, *pos, *next;
+
+	list = llist_del_all(&rftrace_retired);
+	if (!list)
+		return;
+	synchronize_rcu_tasks_rude();
+	synchronize_rcu();
+	llist_for_each_safe(pos, next, list)
+		kvfree(pos);
+}
+static DECLARE_WORK(rftrace_retire_work, rftrace_retire_fn);
+
+void rftrace_shim_retire(unsigned long *block)
+{
+	static_assert(sizeof(struct llist_node) == sizeof(unsigned long));
+
+	llist_add((struct llist_node *)block, &rftrace_retired);
+	schedule_work(&rftrace_retire_work);
+}
 
 void rftrace_shim_refuse(struct dyn_ftrace *rec, const u8 *expected,
 			 const u8 *actual)
@@ -614,6 +671,12 @@ static int rftrace_stats_show(struct seq_file *m, void *v)
 
 	for (i = 0; rftrace_stat(i, &name, &val); i++)
 		seq_printf(m, "%s %llu\n", name, val);
+	if (IS_ENABLED(CONFIG_FTRACE_RUST_CORE_SHADOW)) {
+		seq_printf(m, "list_calls_with_set %lu\n",
+			   rftrace_sum(&rftrace_set_calls));
+		seq_printf(m, "list_calls_walked %lu\n",
+			   rftrace_sum(&rftrace_walk_calls));
+	}
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(rftrace_stats);

@@ -7,6 +7,7 @@
 #ifndef _KERNEL_TRACE_RFTRACE_H
 #define _KERNEL_TRACE_RFTRACE_H
 
+#include <linux/compiler.h>
 #include <linux/types.h>
 
 struct dyn_ftrace;
@@ -223,6 +224,53 @@ bool rftrace_stat(unsigned int idx, const char **name, u64 *val);
 long rftrace_init_nops(struct module *mod, struct ftrace_page *pgs,
 		       unsigned long flags, bool init, unsigned long mcount);
 
+/*
+ * Per-site ops sets (rust/rfcore/siteset.rs).  rftrace_sites is the table
+ * the list function finds a call site's set in: blocks of machine words,
+ * word 0 of each reserved for the shim's retirement list.  The table:
+ * word RFTRACE_SITES_BITS holds the number of index bits, and {ip, set}
+ * pairs follow from word RFTRACE_SITES_SLOTS; a site's probe starts at the
+ * top bits of ip * RFTRACE_SITES_HASH and ends at an empty slot.  A set:
+ * word RFTRACE_SET_LEN holds the number of ops, their addresses follow
+ * from word RFTRACE_SET_OPS, in ftrace_ops_list order.  A set is filled
+ * before its address is stored and never written again; a slot's set
+ * word is 0 while its site's set changes (the caller then walks the list).
+ * Published with rcu_assign_pointer(); read with preemption disabled;
+ * retired blocks are freed after synchronize_rcu_tasks_rude() and
+ * synchronize_rcu().
+ */
+#define RFTRACE_SITES_BITS	1
+#define RFTRACE_SITES_SLOTS	2
+#define RFTRACE_SET_LEN		1
+#define RFTRACE_SET_OPS		2
+#define RFTRACE_SITES_HASH	0x61c8864680b583ebULL
+
+extern unsigned long *rftrace_sites;
+
+/* The set of the call site at @ip, or NULL (the caller walks the list). */
+static __always_inline unsigned long *rftrace_site_set(unsigned long ip)
+{
+	unsigned long *t = READ_ONCE(rftrace_sites);
+	unsigned long bits, mask, i, n;
+
+	if (!t)
+		return NULL;
+	bits = t[RFTRACE_SITES_BITS];
+	mask = (1UL << bits) - 1;
+	i = (unsigned long)(((u64)ip * RFTRACE_SITES_HASH) >> (64 - bits));
+	for (n = 0; n <= mask; n++) {
+		unsigned long *slot = &t[RFTRACE_SITES_SLOTS + 2 * i];
+		unsigned long k = READ_ONCE(slot[0]);
+
+		if (k == ip)
+			return (unsigned long *)READ_ONCE(slot[1]);
+		if (!k)
+			return NULL;
+		i = (i + 1) & mask;
+	}
+	return NULL;
+}
+
 /* Implemented in C (c/rftrace_shim.c), called by the Rust core. */
 
 /*
@@ -242,6 +290,14 @@ void rftrace_shim_direct_lock(void);
 void rftrace_shim_direct_unlock(void);
 /* cond_resched(), between the records of a pass that may sleep. */
 void rftrace_shim_cond_resched(void);
+/* Makes @table (or NULL) the per-site set table (rcu_assign_pointer()). */
+void rftrace_shim_sites_publish(unsigned long *table);
+/*
+ * Frees the kvmalloc()ed @block after the grace periods that end every
+ * reader of the set table (from a worker; never waits itself).  Word 0 of
+ * @block becomes the retirement link.
+ */
+void rftrace_shim_retire(unsigned long *block);
 
 /*
  * Writes the 5-byte @insn at @ip: queued if the text is live, else directly.

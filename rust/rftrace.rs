@@ -221,7 +221,7 @@ impl Stats {
                 r(&self.direct_unregistered),
             ),
             45 => (b"registry_direct_retargeted\0", r(&self.direct_retargeted)),
-            _ => return None,
+            i => return kside::sites::stat(usize::try_from(i).ok()?.checked_sub(46)?),
         })
     }
 }

@@ -17,11 +17,23 @@
 #                  in the core's compiled code)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock site-set-skips-first site-set-unsorted"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
 	case $1 in
+	site-set-skips-first)
+		BREAK_WHAT="the list function calls every ops of a site's set but the first"
+		BREAK_FILE=/kernel/trace/ftrace.c
+		BREAK_PERL='s/for \(i = 0; i < n; i\+\+\) \{\n\t\tstruct ftrace_ops \*op = ops\[i\];/for (i = 1; i < n; i++) {\n\t\tstruct ftrace_ops *op = ops[i];/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:site-sets.tc ;;
+	site-set-unsorted)
+		BREAK_WHAT="an ops joining a site's set goes last, not in ops-list order"
+		BREAK_FILE=rust/rfcore/siteset.rs
+		BREAK_PERL='s/if self\.sort_by_list\(\) \{/if !self.order.items().is_empty() {/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:site-sets.tc ;;
 	probe-waits-under-lock)
 		BREAK_WHAT="removing a function probe waits for its grace periods with ftrace_lock held (as 7.2)"
 		BREAK_FILE=/kernel/trace/ftrace.c

@@ -330,8 +330,9 @@ pub(crate) unsafe extern "C" fn rftrace_unlink_module(
         // SAFETY: the function's contract is `unlink_module()`'s and
         // `hand_over()`'s, and `module` is alive during the call.
         unsafe {
-            let taken =
-                records::unlink_module(head.cast(), tail.cast(), Module::from_raw(module), lock);
+            let module = Module::from_raw(module);
+            let taken = records::unlink_module(head.cast(), tail.cast(), module, lock);
+            crate::kside::sites::forget_module(module, lock);
             hand_over(taken, last, records)
         }
     })
@@ -367,6 +368,7 @@ pub(crate) unsafe extern "C" fn rftrace_remove_range(
         // SAFETY: the function's contract is `remove_range()`'s.
         let taken =
             unsafe { records::remove_range(head.cast(), tail.cast(), s, e, each, data, lock) };
+        crate::kside::sites::forget_range(s, e, lock);
         if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) && s <= e {
             let left = crate::kside::env::c_lookup_rec(s, e, &rcu::read_lock());
             STATS.shadow_checks.add(1, Relaxed);

@@ -225,3 +225,51 @@ impl<T: Copy> FtraceCell<T> {
         unsafe { *self.value.get() = value };
     }
 }
+
+/// A value kept under `ftrace_lock` and lent, by `&mut`, to one closure at
+/// a time (the `RefCell` of [`FtraceCell`], for values that are not
+/// `Copy`).
+///
+/// # Invariants
+///
+/// `value` and `busy` are only accessed inside [`FtraceState::with()`],
+/// which takes a [`FtraceLocked`]: every access happens with `ftrace_lock`
+/// held. `busy` is true exactly while a closure holds the `&mut` to
+/// `value`, so no two such references exist.
+pub(crate) struct FtraceState<T> {
+    value: UnsafeCell<T>,
+    busy: UnsafeCell<bool>,
+}
+
+// SAFETY: every access is serialised by ftrace_lock (type invariants), and
+// a `T: Send` may be used by whichever task holds it.
+unsafe impl<T: Send> Sync for FtraceState<T> {}
+
+impl<T> FtraceState<T> {
+    /// A cell holding `value`.
+    pub(crate) const fn new(value: T) -> Self {
+        FtraceState {
+            value: UnsafeCell::new(value),
+            busy: UnsafeCell::new(false),
+        }
+    }
+
+    /// Runs `f` on the value, or returns `None` if a caller up the stack
+    /// is already running a closure on it.
+    pub(crate) fn with<R>(&self, _lock: &FtraceLocked, f: impl FnOnce(&mut T) -> R) -> Option<R> {
+        // SAFETY: ftrace_lock is held, so no other task accesses `busy`
+        // (type invariants); no reference to it is kept.
+        if unsafe { *self.busy.get() } {
+            return None;
+        }
+        // SAFETY: as above.
+        unsafe { *self.busy.get() = true };
+        // SAFETY: ftrace_lock is held and `busy` was false: no other
+        // reference to the value exists, and none is made until `busy` is
+        // false again, after `f` returns.
+        let r = f(unsafe { &mut *self.value.get() });
+        // SAFETY: as for the first access.
+        unsafe { *self.busy.get() = false };
+        Some(r)
+    }
+}

@@ -19,4 +19,5 @@ pub(crate) mod pass;
 pub(crate) mod records;
 pub(crate) mod registry;
 pub(crate) mod shim;
+pub(crate) mod sites;
 pub(crate) mod subops;

@@ -17,7 +17,8 @@ use kernel::{
             __GFP_NOWARN, //
             GFP_KERNEL,
         },
-        KVVec, //
+        KVVec,
+        KVec, //
     },
     bindings,
     error::code::{
@@ -355,10 +356,19 @@ pub(crate) fn shadow(rec: Rec<'_>, enable: bool, decision: &Decision, facts: Opt
 /// request bits against the enabled ops that cover it now, from one walk
 /// of the ops list per record. A difference is counted
 /// (`consistency_differences`) and the first few are logged.
+/// A registry operation is over: its staged per-site sets are published,
+/// and the shadow build checks the whole accounting.
+pub(crate) fn settled(lock: &FtraceLocked) {
+    crate::kside::sites::publish(lock);
+    consistency(lock);
+}
+
 pub(crate) fn consistency(lock: &FtraceLocked) {
     if !cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
         return;
     }
+    let mut want: KVec<usize> = KVec::new();
+    let mut got: KVec<usize> = KVec::new();
     let mode = crate::call_ops_mode();
     let mut recs = KernelRecords::new(lock);
     let mut list = KernelOpsList::new(lock);
@@ -370,12 +380,27 @@ pub(crate) fn consistency(lock: &FtraceLocked) {
         if crate::rfcore::registry::walk_takes(flags) {
             let mut users = Users::none();
             let mut op = list.head();
+            want.clear();
+            let mut listed = true;
             while let Some(o) = op {
                 if o.enabled() && list.covers(o, rec.ip()) {
                     let (props, ipmodify) = o.props();
                     users.add(props, ipmodify);
+                    listed &= want.push(o.as_ptr() as usize, GFP_KERNEL).is_ok();
                 }
                 op = list.next(o);
+            }
+            // The site's published set, if any, is exactly those ops.
+            if listed && crate::kside::sites::published(rec.ip(), &mut got, lock) == Ok(true) {
+                STATS.consistency_checks.add(1, Relaxed);
+                if !got.iter().eq(want.iter()) {
+                    crate::consistency_diff(format_args!(
+                        "{:#x}: published set {:x?}, the ops covering it {:x?}",
+                        rec.ip(),
+                        &*got,
+                        &*want
+                    ));
+                }
             }
             STATS.consistency_checks.add(1, Relaxed);
             let m = consistency::check(flags, &users, mode);
@@ -478,7 +503,7 @@ pub(crate) fn replace_all<A: Arch>(lock: &FtraceLocked, arch: &mut A, enable: bo
         plans: KVVec::new(),
     };
     let mut counts = Counts::default();
-    consistency(lock);
+    settled(lock);
     let _ = update::update_all(&mut recs, arch, &mut store, enable, &mut counts);
     // The walks of this pass; `ops_list_walks` gets them when `recs` goes.
     crate::bump(&STATS.pass_walks, recs.list.walks());

@@ -55,6 +55,7 @@ use crate::{
         FtraceLocked, //
     },
     kside::records,
+    kside::sites,
     rfcore::filter::FnSet,
     rfcore::record::Update,
     rfcore::registry::{
@@ -153,7 +154,7 @@ pub(crate) fn ftrace_enabled(_lock: &FtraceLocked) -> bool {
 /// registering an enabled ops twice warns, as in 7.2.
 pub(crate) fn register(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error> {
     // The operations before this one have settled.
-    crate::kside::pass::consistency(lock);
+    crate::kside::pass::settled(lock);
     let flags = match registry::admit(joining(ops, lock)) {
         Ok(flags) => flags,
         Err(refusal) => {
@@ -298,7 +299,7 @@ pub(crate) fn startup(ops: Ops<'_>, command: c_int, lock: &FtraceLocked) -> Resu
         return Err(ENODEV);
     }
     starting.finish();
-    crate::kside::pass::consistency(lock);
+    crate::kside::pass::settled(lock);
     bump(&STATS.started, 1);
     Ok(())
 }
@@ -487,7 +488,7 @@ pub(crate) fn shutdown(
         stopped.update_sites(command);
     }
     if !disabled(lock) {
-        crate::kside::pass::consistency(lock);
+        crate::kside::pass::settled(lock);
     }
     stopped.release(deferred);
     bump(&STATS.stopped, 1);
@@ -537,7 +538,7 @@ pub(crate) fn unregister(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error>
     // roll-back of a start-up that failed half-way (the ops is enabled and
     // on the list, its records not accounted).
     if flags & ops_fl::ADDING == 0 {
-        crate::kside::pass::consistency(lock);
+        crate::kside::pass::settled(lock);
     }
     if kernel::warn_on!(flags & ops_fl::ENABLED == 0) {
         return Err(EBUSY);
@@ -635,6 +636,7 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
     let any_notrace = notrace.count() != 0;
     bump(&STATS.account_walks, 1);
     let mut accounting = crate::Accounting::new(ops, inc);
+    sites::begin_walk(ops, inc, lock);
     let mut update = false;
     let mut counted: u64 = 0;
     let mut overflow = false;
@@ -658,6 +660,7 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
             overflow = true;
             break;
         }
+        sites::account(ip, rec.flags().count(), lock);
         counted = counted.saturating_add(1);
         // What the update pass will do with the record.
         update |= crate::decide_record(rec, true, false).update != Update::Ignore;
@@ -667,6 +670,7 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
             }
         }
     }
+    sites::end_walk(lock);
     bump(&STATS.checks, counted);
     if overflow {
         Err(())

@@ -406,6 +406,20 @@ impl<M: Mem> Sites<M> {
         }
     }
 
+    /// Every ip the table holds a slot for (with a set or not).
+    pub fn each_ip(&self, mut f: impl FnMut(usize)) {
+        let Some(t) = &self.table else {
+            return;
+        };
+        let slots = 1usize.checked_shl(self.bits).unwrap_or(0);
+        for i in 0..slots {
+            let ip = t.load(Self::slot_word(i));
+            if ip != 0 && ip != layout::GONE {
+                f(ip);
+            }
+        }
+    }
+
     /// A deliberate defect for the test that the checks catch one:
     /// publishes the site at `ip` with a set missing its last ops.
     /// Returns false when the site has no set of two or more ops.
@@ -421,7 +435,8 @@ impl<M: Mem> Sites<M> {
         self.scratch.clear();
         if let Some(b) = block_in(self.sets.items(), cur) {
             for i in 0..n.saturating_sub(1) {
-                self.scratch.push(b.load(layout::SET_OPS.saturating_add(i)))?;
+                self.scratch
+                    .push(b.load(layout::SET_OPS.saturating_add(i)))?;
             }
         }
         let id = self.intern()?;
@@ -433,8 +448,15 @@ impl<M: Mem> Sites<M> {
 
     fn fail(&mut self) {
         self.failed = true;
-        self.walk = None;
         self.stats.failures = self.stats.failures.saturating_add(1);
+        self.clear();
+    }
+
+    /// Drops every set and the table: every caller walks. Sites traced
+    /// now become unknown when next accounted (their counts no longer
+    /// match), so nothing stale is ever published.
+    pub fn clear(&mut self) {
+        self.walk = None;
         self.mem.publish(None);
         if let Some(t) = self.table.take() {
             self.mem.retire(t);
@@ -449,6 +471,8 @@ impl<M: Mem> Sites<M> {
         self.logical.clear();
         self.dirty.clear();
         self.memo.clear();
+        self.bits = 0;
+        self.used = 0;
         self.stats.sets = 0;
         self.stats.sites = 0;
         self.stats.unknown = 0;

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The kernel side of the per-site ops sets ([`crate::rfcore::siteset`]):
+//! the registry's one [`Sites`], kept under `ftrace_lock`; its blocks from
+//! `kvmalloc()`, handed to the C shim's grace-period worker when they go;
+//! its table published for the list function with `rcu_assign_pointer()`.
+//!
+//! The accounting walk ([`super::registry::account_walk`]) stages the
+//! changes ([`begin_walk`], [`account`], [`end_walk`]); the update pass
+//! publishes them before it writes any text ([`publish`]), and so do the
+//! registry operations that end without a pass. Module records that go are
+//! forgotten ([`forget_module`], [`forget_range`]).
+//!
+//! A leaf module with `unsafe` code: the C calls that publish a table and
+//! retire a block.
+
+use core::mem::ManuallyDrop;
+
+use kernel::{
+    alloc::{
+        flags::GFP_KERNEL,
+        KVVec,
+        KVec, //
+    },
+    bindings,
+    sync::atomic::{
+        Atomic,
+        Relaxed,
+        Release, //
+    },
+};
+
+use super::{
+    env::{
+        Module,
+        Ops, //
+    },
+    lock::{
+        FtraceLocked,
+        FtraceState, //
+    },
+};
+use crate::rfcore::siteset::{
+    layout,
+    Block,
+    Mem,
+    NoMem,
+    Seq,
+    SiteStats,
+    Sites, //
+};
+
+impl<T> Seq<T> for KVec<T> {
+    fn items(&self) -> &[T] {
+        self
+    }
+    fn items_mut(&mut self) -> &mut [T] {
+        self
+    }
+    fn push(&mut self, v: T) -> Result<(), NoMem> {
+        KVec::push(self, v, GFP_KERNEL).map_err(|_| NoMem)
+    }
+    fn clear(&mut self) {
+        KVec::clear(self)
+    }
+}
+
+/// A published block: `kvmalloc()`ed words that readers load without a
+/// lock.
+///
+/// # Invariants
+///
+/// `words` is never resized, so its buffer stays where readers found it;
+/// when the block is dropped the buffer goes to the shim's retirement
+/// worker, which frees it after the grace periods that end every reader.
+struct KBlock {
+    words: ManuallyDrop<KVVec<Atomic<usize>>>,
+}
+
+impl Block for KBlock {
+    fn len(&self) -> usize {
+        self.words.len()
+    }
+    fn load(&self, i: usize) -> usize {
+        self.words.get(i).map_or(0, |w| w.load(Relaxed))
+    }
+    fn store(&self, i: usize, v: usize) {
+        if let Some(w) = self.words.get(i) {
+            w.store(v, Release);
+        }
+    }
+    fn addr(&self) -> usize {
+        self.words.as_ptr() as usize
+    }
+}
+
+impl Drop for KBlock {
+    fn drop(&mut self) {
+        // SAFETY: `words` is not used again: this is its owner's drop.
+        let words = unsafe { ManuallyDrop::take(&mut self.words) };
+        let (ptr, _, _) = words.into_raw_parts();
+        // SAFETY: `ptr` is a `kvmalloc()` buffer of at least one word
+        // (every block has its link word) that no Rust value owns any
+        // more; the worker frees it after the readers that may still hold
+        // it are done (type invariants).
+        unsafe { bindings::rftrace_shim_retire(ptr.cast()) };
+    }
+}
+
+/// The blocks come from `kvmalloc()`, and go through the retirement worker.
+///
+/// # Invariants
+///
+/// `published` is the address of the table readers were last given (0:
+/// none).
+struct KMem {
+    published: usize,
+}
+
+impl Mem for KMem {
+    type Block = KBlock;
+    type Vec<T> = KVec<T>;
+
+    fn vec<T>(&self) -> KVec<T> {
+        KVec::new()
+    }
+
+    fn alloc(&mut self, words: usize) -> Option<KBlock> {
+        let mut v = KVVec::with_capacity(words.max(1), GFP_KERNEL).ok()?;
+        for _ in 0..words.max(1) {
+            // Within the capacity: allocates nothing.
+            v.push(Atomic::new(0), GFP_KERNEL).ok()?;
+        }
+        Some(KBlock {
+            words: ManuallyDrop::new(v),
+        })
+    }
+
+    fn retire(&mut self, b: KBlock) {
+        // A table still published must never go: readers would find it.
+        if b.addr() == self.published {
+            self.publish(None);
+        }
+        drop(b);
+    }
+
+    fn publish(&mut self, table: Option<&KBlock>) {
+        let ptr = table.map_or(core::ptr::null_mut(), |t| t.words.as_ptr().cast_mut());
+        // SAFETY: `ptr` is null or a table block, which stays allocated
+        // until it is retired, after a grace period that starts after the
+        // next publication (`retire()` above unpublishes it first).
+        unsafe { bindings::rftrace_shim_sites_publish(ptr.cast()) };
+        self.published = ptr as usize;
+    }
+}
+
+static SITES: FtraceState<Option<Sites<KMem>>> = FtraceState::new(None);
+
+/// The counters of the last publication, for the lockless stats reader.
+static COUNTERS: [Atomic<u64>; 9] = [const { Atomic::new(0) }; 9];
+
+/// Names of [`COUNTERS`], NUL-terminated.
+const NAMES: [&[u8]; 9] = [
+    b"site_sets\0",
+    b"site_set_sites\0",
+    b"site_set_unknown\0",
+    b"site_set_bytes\0",
+    b"site_set_updates\0",
+    b"site_set_publishes\0",
+    b"site_set_retired\0",
+    b"site_set_tables\0",
+    b"site_set_failures\0",
+];
+
+/// Counter `idx` of the per-site sets, named.
+pub(crate) fn stat(idx: usize) -> Option<(&'static [u8], u64)> {
+    Some((NAMES.get(idx)?, COUNTERS.get(idx)?.load(Relaxed)))
+}
+
+fn mirror(s: SiteStats) {
+    let v = [
+        s.sets,
+        s.sites,
+        s.unknown,
+        s.bytes,
+        s.updates,
+        s.publishes,
+        s.retired,
+        s.tables,
+        s.failures,
+    ];
+    for (c, v) in COUNTERS.iter().zip(v) {
+        c.store(v, Relaxed);
+    }
+}
+
+fn with<R>(lock: &FtraceLocked, f: impl FnOnce(&mut Sites<KMem>) -> R) -> Option<R> {
+    SITES.with(lock, |s| {
+        let s = s.get_or_insert_with(|| Sites::new(KMem { published: 0 }));
+        f(s)
+    })
+}
+
+/// An accounting walk of `ops` (`inc`: adding it) starts.
+pub(crate) fn begin_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) {
+    let mut list = super::env::first_ops(lock);
+    let order = core::iter::from_fn(|| {
+        let op = list?;
+        list = super::env::next_ops(op, lock);
+        Some(op.as_ptr() as usize)
+    });
+    with(lock, |s| s.begin_walk(ops.as_ptr() as usize, inc, order));
+}
+
+/// The walk changed the record at `ip`, which now has `count` users.
+pub(crate) fn account(ip: u64, count: u64, lock: &FtraceLocked) {
+    let count = u32::try_from(count).unwrap_or(u32::MAX);
+    with(lock, |s| s.account(ip as usize, count));
+}
+
+/// The walk is over.
+pub(crate) fn end_walk(lock: &FtraceLocked) {
+    with(lock, |s| s.end_walk());
+}
+
+/// The staged sets become the ones readers find.
+pub(crate) fn publish(lock: &FtraceLocked) {
+    with(lock, |s| {
+        s.publish();
+        mirror(s.stats());
+    });
+}
+
+/// The records for which `gone` holds have left the table.
+fn forget_where(lock: &FtraceLocked, mut gone: impl FnMut(usize) -> bool) {
+    with(lock, |s| {
+        let mut ips: KVec<usize> = KVec::new();
+        let mut short = false;
+        s.each_ip(|ip| {
+            if gone(ip) && ips.push(ip, GFP_KERNEL).is_err() {
+                short = true;
+            }
+        });
+        for &ip in ips.iter() {
+            s.forget(ip);
+        }
+        if short {
+            // Some could not be listed: no set may outlive its site.
+            s.clear();
+        }
+        mirror(s.stats());
+    });
+}
+
+/// A module's records have left the table.
+pub(crate) fn forget_module(module: Module<'_>, lock: &FtraceLocked) {
+    let text = module.text();
+    forget_where(lock, |ip| text.contains(ip as u64));
+}
+
+/// The records in `[start, end]` have left the table (freed init text).
+pub(crate) fn forget_range(start: u64, end: u64, lock: &FtraceLocked) {
+    forget_where(lock, |ip| (start as usize..=end as usize).contains(&ip));
+}
+
+/// The published set of the site at `ip`, into `out`: `Ok(false)` if it
+/// has none.
+pub(crate) fn published(
+    ip: u64,
+    out: &mut KVec<usize>,
+    lock: &FtraceLocked,
+) -> Result<bool, NoMem> {
+    with(lock, |s| match s.lookup(ip as usize) {
+        Some(addr) => s.ops_of(addr, out),
+        None => Ok(false),
+    })
+    .unwrap_or(Ok(false))
+}
+
+const _: () = {
+    assert!(layout::TABLE_BITS == bindings::RFTRACE_SITES_BITS as usize);
+    assert!(layout::TABLE_SLOTS == bindings::RFTRACE_SITES_SLOTS as usize);
+    assert!(layout::SET_LEN == bindings::RFTRACE_SET_LEN as usize);
+    assert!(layout::SET_OPS == bindings::RFTRACE_SET_OPS as usize);
+    assert!(layout::HASH_MUL == bindings::RFTRACE_SITES_HASH as u64);
+    assert!(layout::LINK == 0);
+};
