@@ -31,7 +31,7 @@ break_def() { # NAME
 	site-set-unsorted)
 		BREAK_WHAT="an ops joining a site's set goes last, not in ops-list order"
 		BREAK_FILE=rust/rfcore/siteset.rs
-		BREAK_PERL='s/if self\.sort_by_list\(\) \{/if !self.order.items().is_empty() {/'
+		BREAK_PERL='s/if rank\(a\) <= rank\(b\) \{/if rank(a).is_some() || rank(b).is_some() {/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:site-sets.tc ;;
 	probe-waits-under-lock)
