@@ -112,8 +112,15 @@ void rftrace_shim_cond_resched(void)
 /* What ftrace_bug() prints as "expected" for the last refused site. */
 static u8 rftrace_expected[MCOUNT_INSN_SIZE];
 
-/* The per-site set table the list function reads (rftrace_site_set()). */
-unsigned long *rftrace_sites __read_mostly;
+/*
+ * The per-site set table the list function reads (rftrace_site_set()):
+ * while the core publishes none, a table of two empty slots.
+ */
+static unsigned long rftrace_no_sites[RFTRACE_SITES_SLOTS + 4] = {
+	[RFTRACE_SITES_SHIFT] = 63,
+	[RFTRACE_SITES_MASK] = 1,
+};
+unsigned long *rftrace_sites __read_mostly = rftrace_no_sites;
 
 /* List calls served by a site's set and by the walk (shadow builds count). */
 DEFINE_PER_CPU(unsigned long, rftrace_set_calls);
@@ -131,7 +138,7 @@ static unsigned long rftrace_sum(unsigned long __percpu *counter)
 
 void rftrace_shim_sites_publish(unsigned long *table)
 {
-	smp_store_release(&rftrace_sites, table);
+	smp_store_release(&rftrace_sites, table ? table : rftrace_no_sites);
 }
 
 /*

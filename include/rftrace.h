@@ -228,19 +228,23 @@ long rftrace_init_nops(struct module *mod, struct ftrace_page *pgs,
  * Per-site ops sets (rust/rfcore/siteset.rs).  rftrace_sites is the table
  * the list function finds a call site's set in: blocks of machine words,
  * word 0 of each reserved for the shim's retirement list.  The table:
- * word RFTRACE_SITES_BITS holds the number of index bits, and {ip, set}
- * pairs follow from word RFTRACE_SITES_SLOTS; a site's probe starts at the
- * top bits of ip * RFTRACE_SITES_HASH and ends at an empty slot.  A set:
+ * word RFTRACE_SITES_SHIFT holds 64 less the number of index bits,
+ * RFTRACE_SITES_MASK the number of slots less one, and {ip, set} pairs
+ * follow from word RFTRACE_SITES_SLOTS; a site's probe starts at
+ * (ip * RFTRACE_SITES_HASH) >> shift and ends at an empty slot.  A set:
  * word RFTRACE_SET_LEN holds the number of ops, their addresses follow
  * from word RFTRACE_SET_OPS, in ftrace_ops_list order.  A set is filled
  * before its address is stored and never written again; a slot's set
  * word is 0 while its site's set changes (the caller then walks the list).
- * Published with rcu_assign_pointer(); read with preemption disabled;
+ * There is always a table (an empty one while the core has none), and a
+ * set is never empty.  Published with rcu_assign_pointer(); read with
+ * preemption disabled;
  * retired blocks are freed after synchronize_rcu_tasks_rude() and
  * synchronize_rcu().
  */
-#define RFTRACE_SITES_BITS	1
-#define RFTRACE_SITES_SLOTS	2
+#define RFTRACE_SITES_SHIFT	1
+#define RFTRACE_SITES_MASK	2
+#define RFTRACE_SITES_SLOTS	3
 #define RFTRACE_SET_LEN		1
 #define RFTRACE_SET_OPS		2
 #define RFTRACE_SITES_HASH	0x61c8864680b583ebULL
@@ -251,22 +255,20 @@ extern unsigned long *rftrace_sites;
 static __always_inline unsigned long *rftrace_site_set(unsigned long ip)
 {
 	unsigned long *t = READ_ONCE(rftrace_sites);
-	unsigned long bits, mask, i, n;
+	unsigned long i, n, mask, *slot;
 
-	if (!t)
-		return NULL;
-	bits = t[RFTRACE_SITES_BITS];
-	mask = (1UL << bits) - 1;
-	i = (unsigned long)(((u64)ip * RFTRACE_SITES_HASH) >> (64 - bits));
-	for (n = 0; n <= mask; n++) {
-		unsigned long *slot = &t[RFTRACE_SITES_SLOTS + 2 * i];
-		unsigned long k = READ_ONCE(slot[0]);
-
-		if (k == ip)
-			return (unsigned long *)READ_ONCE(slot[1]);
-		if (!k)
-			return NULL;
+	i = (unsigned long)(((u64)ip * RFTRACE_SITES_HASH) >>
+			    t[RFTRACE_SITES_SHIFT]);
+	slot = &t[RFTRACE_SITES_SLOTS + 2 * i];
+	if (likely(READ_ONCE(slot[0]) == ip))
+		return (unsigned long *)READ_ONCE(slot[1]);
+	/* A collision: on to the next slots, at most once round the table. */
+	mask = t[RFTRACE_SITES_MASK];
+	for (n = 0; READ_ONCE(slot[0]) && n < mask; n++) {
 		i = (i + 1) & mask;
+		slot = &t[RFTRACE_SITES_SLOTS + 2 * i];
+		if (READ_ONCE(slot[0]) == ip)
+			return (unsigned long *)READ_ONCE(slot[1]);
 	}
 	return NULL;
 }

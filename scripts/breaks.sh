@@ -25,7 +25,7 @@ break_def() { # NAME
 	site-set-skips-first)
 		BREAK_WHAT="the list function calls every ops of a site's set but the first"
 		BREAK_FILE=/kernel/trace/ftrace.c
-		BREAK_PERL='s/for \(i = 0; i < n; i\+\+\) \{\n\t\tstruct ftrace_ops \*op = ops\[i\];/for (i = 1; i < n; i++) {\n\t\tstruct ftrace_ops *op = ops[i];/'
+		BREAK_PERL='s/if \(likely\(flags == FTRACE_OPS_FL_ENABLED\) \|\|/if ((likely(flags == FTRACE_OPS_FL_ENABLED) \&\& p != (struct ftrace_ops **)\&set[RFTRACE_SET_OPS]) ||/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:site-sets.tc ;;
 	site-set-unsorted)

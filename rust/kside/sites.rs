@@ -278,7 +278,8 @@ pub(crate) fn published(
 }
 
 const _: () = {
-    assert!(layout::TABLE_BITS == bindings::RFTRACE_SITES_BITS as usize);
+    assert!(layout::TABLE_SHIFT == bindings::RFTRACE_SITES_SHIFT as usize);
+    assert!(layout::TABLE_MASK == bindings::RFTRACE_SITES_MASK as usize);
     assert!(layout::TABLE_SLOTS == bindings::RFTRACE_SITES_SLOTS as usize);
     assert!(layout::SET_LEN == bindings::RFTRACE_SET_LEN as usize);
     assert!(layout::SET_OPS == bindings::RFTRACE_SET_OPS as usize);

@@ -46,10 +46,13 @@
 pub mod layout {
     /// Word 0 of every block is the reader-invisible retirement link.
     pub const LINK: usize = 0;
-    /// Table: word 1 holds the number of index bits.
-    pub const TABLE_BITS: usize = 1;
+    /// Table: word 1 holds the shift of the slot hash (64 minus the number
+    /// of index bits).
+    pub const TABLE_SHIFT: usize = 1;
+    /// Table: word 2 holds the index mask (the number of slots less one).
+    pub const TABLE_MASK: usize = 2;
     /// Table: words from here are `{ip, set}` slot pairs.
-    pub const TABLE_SLOTS: usize = 2;
+    pub const TABLE_SLOTS: usize = 3;
     /// Set: word 1 holds the number of ops.
     pub const SET_LEN: usize = 1;
     /// Set: words from here are the ops' addresses, in ops-list order.
@@ -351,7 +354,7 @@ impl<M: Mem> Sites<M> {
     /// set's block address, or `None` (the reader walks).
     pub fn lookup(&self, ip: usize) -> Option<usize> {
         let t = self.table.as_ref()?;
-        let bits = t.load(layout::TABLE_BITS) as u32;
+        let bits = 64u32.saturating_sub(t.load(layout::TABLE_SHIFT) as u32);
         let slots = 1usize.checked_shl(bits)?;
         let mut i = home(ip, bits);
         for _ in 0..slots {
@@ -521,13 +524,28 @@ impl<M: Mem> Sites<M> {
         let t = self.table.as_ref().ok_or(NoMem)?;
         let slots = 1usize.checked_shl(self.bits).ok_or(NoMem)?;
         let mut i = home(ip, self.bits);
+        let mut gone = None;
         for _ in 0..slots {
             let w = Self::slot_word(i);
-            if t.load(w) == 0 {
-                // The set word is 0 already: a reader finding the ip walks.
-                t.store(w, ip);
-                self.used = self.used.saturating_add(1);
-                return Ok(i);
+            match t.load(w) {
+                0 => {
+                    // The ip is not in the table (the caller looked): the
+                    // first slot of a gone site on its probe is reused, so
+                    // a module loaded again and again at one address does
+                    // not lengthen the probe. Its set word is 0 already: a
+                    // reader finding the ip walks.
+                    let slot = match gone {
+                        Some(g) => g,
+                        None => {
+                            self.used = self.used.saturating_add(1);
+                            i
+                        }
+                    };
+                    t.store(Self::slot_word(slot), ip);
+                    return Ok(slot);
+                }
+                layout::GONE if gone.is_none() => gone = Some(i),
+                _ => {}
             }
             i = i.wrapping_add(1) & slots.wrapping_sub(1);
         }
@@ -558,7 +576,8 @@ impl<M: Mem> Sites<M> {
         let slots = 1usize.checked_shl(bits).ok_or(NoMem)?;
         let words = Self::slot_word(slots);
         let t = self.mem.alloc(words).ok_or(NoMem)?;
-        t.store(layout::TABLE_BITS, bits as usize);
+        t.store(layout::TABLE_SHIFT, 64usize.saturating_sub(bits as usize));
+        t.store(layout::TABLE_MASK, slots.wrapping_sub(1));
         let mut logical: M::Vec<u32> = self.mem.vec();
         let mut dirty: M::Vec<u32> = self.mem.vec();
         for _ in 0..slots {
