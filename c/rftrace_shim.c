@@ -138,6 +138,7 @@ static unsigned long rftrace_sum(unsigned long __percpu *counter)
 
 void rftrace_shim_sites_publish(unsigned long *table)
 {
+	/* The table's words are written before readers can find it. */
 	smp_store_release(&rftrace_sites, table ? table : rftrace_no_sites);
 }
 

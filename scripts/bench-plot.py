@@ -4,8 +4,10 @@
 
 Per-call overhead of samples/ftrace/ftrace-ops against the number of ops,
 for every kernel in a scripts/bench.sh results file, with and without saved
-registers: left, 1 to 100 relevant ops (no irrelevant ones); right, one
-relevant op and 0 to 100 irrelevant ones.  Medians, with min-max bars.
+registers: left, 1 to 100 relevant ops (no irrelevant ones); right, the
+same with 100 irrelevant ops beside them when the results have such rows
+(k:100), else one relevant op and 0 to 100 irrelevant ones.  Medians,
+with min-max bars.
 Python standard library only; writes a self-contained SVG."""
 
 import json
@@ -33,6 +35,8 @@ def series(data, variant, save_regs, sweep):
             pts.append((row["relevant"], row[variant]))
         elif sweep == "irrelevant" and row["relevant"] == 1:
             pts.append((row["irrelevant"], row[variant]))
+        elif sweep == "relevant100" and row["irrelevant"] == 100 and row["relevant"] >= 1:
+            pts.append((row["relevant"], row[variant]))
     return sorted(pts, key=lambda p: p[0])
 
 
@@ -149,8 +153,12 @@ def main():
            f'text-anchor="middle">{esc(unit)}</text>']
     panel(out, data, LEFT, "relevant", "relevant ops (0 irrelevant), log scale",
           "ops on the called function", True)
-    panel(out, data, LEFT + PANEL_W + GAP, "irrelevant", "1 relevant op + irrelevant ops",
-          "ops on another function", False)
+    if any(r["irrelevant"] == 100 and r["relevant"] >= 2 for r in data["ops_ns_per_call"]):
+        panel(out, data, LEFT + PANEL_W + GAP, "relevant100",
+              "relevant ops + 100 irrelevant ops, log scale", "ops on the called function", True)
+    else:
+        panel(out, data, LEFT + PANEL_W + GAP, "irrelevant", "1 relevant op + irrelevant ops",
+              "ops on another function", False)
     ly = H - 38
     x = LEFT
     for vi, v in enumerate(data["variants"]):

@@ -78,7 +78,7 @@ struct KBlock {
 }
 
 impl Block for KBlock {
-    fn len(&self) -> usize {
+    fn words(&self) -> usize {
         self.words.len()
     }
     fn load(&self, i: usize) -> usize {

@@ -94,7 +94,7 @@ pub trait Seq<T> {
 /// A published block of machine words that readers may load at any time.
 pub trait Block {
     /// Number of words.
-    fn len(&self) -> usize;
+    fn words(&self) -> usize;
     /// Word `i` (0 beyond the end).
     fn load(&self, i: usize) -> usize;
     /// Stores `v` into word `i` with release ordering (ignored beyond the
@@ -623,7 +623,7 @@ impl<M: Mem> Sites<M> {
         }
         self.mem.publish(Some(&t));
         if let Some(old) = self.table.replace(t) {
-            self.stats.bytes = self.stats.bytes.saturating_sub(words_bytes(old.len()));
+            self.stats.bytes = self.stats.bytes.saturating_sub(words_bytes(old.words()));
             self.mem.retire(old);
             self.stats.retired = self.stats.retired.saturating_add(1);
         }
@@ -807,7 +807,7 @@ impl<M: Mem> Sites<M> {
             }
             if let Some(b) = s.block.take() {
                 self.stats.sets = self.stats.sets.saturating_sub(1);
-                self.stats.bytes = self.stats.bytes.saturating_sub(words_bytes(b.len()));
+                self.stats.bytes = self.stats.bytes.saturating_sub(words_bytes(b.words()));
                 self.stats.retired = self.stats.retired.saturating_add(1);
                 self.mem.retire(b);
             }

@@ -48,7 +48,7 @@ impl<T> Seq<T> for Vec<T> {
 struct HBlock(Box<[AtomicUsize]>);
 
 impl Block for HBlock {
-    fn len(&self) -> usize {
+    fn words(&self) -> usize {
         self.0.len()
     }
     fn load(&self, i: usize) -> usize {
