@@ -168,6 +168,16 @@ void rftrace_shim_retire(unsigned long *block)
 {
 	static_assert(sizeof(struct llist_node) == sizeof(unsigned long));
 
+	/*
+	 * Before the scheduler starts (a boot-time tracer, ftrace=, registers
+	 * before the workqueues exist) only this CPU runs, and no reader can
+	 * be inside the list function while this task is here: free at once.
+	 * rcu_scheduler_active is 0 (RCU_SCHEDULER_INACTIVE) until then.
+	 */
+	if (!READ_ONCE(rcu_scheduler_active)) {
+		kvfree(block);
+		return;
+	}
 	llist_add((struct llist_node *)block, &rftrace_retired);
 	schedule_work(&rftrace_retire_work);
 }

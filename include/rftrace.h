@@ -7,6 +7,7 @@
 #ifndef _KERNEL_TRACE_RFTRACE_H
 #define _KERNEL_TRACE_RFTRACE_H
 
+#include <asm/barrier.h>
 #include <linux/compiler.h>
 #include <linux/types.h>
 
@@ -260,14 +261,19 @@ static __always_inline unsigned long *rftrace_site_set(unsigned long ip)
 	i = (unsigned long)(((u64)ip * RFTRACE_SITES_HASH) >>
 			    t[RFTRACE_SITES_SHIFT]);
 	slot = &t[RFTRACE_SITES_SLOTS + 2 * i];
-	if (likely(READ_ONCE(slot[0]) == ip))
+	/*
+	 * The ip with acquire: a slot reused for another site (its old site
+	 * gone) must not pair the new ip with the old site's set word.
+	 */
+	if (likely(smp_load_acquire(&slot[0]) == ip))
 		return (unsigned long *)READ_ONCE(slot[1]);
 	/* A collision: on to the next slots, at most once round the table. */
 	mask = t[RFTRACE_SITES_MASK];
 	for (n = 0; READ_ONCE(slot[0]) && n < mask; n++) {
 		i = (i + 1) & mask;
 		slot = &t[RFTRACE_SITES_SLOTS + 2 * i];
-		if (READ_ONCE(slot[0]) == ip)
+		/* Acquire, as above. */
+		if (smp_load_acquire(&slot[0]) == ip)
 			return (unsigned long *)READ_ONCE(slot[1]);
 	}
 	return NULL;

@@ -17,8 +17,7 @@ use kernel::{
             __GFP_NOWARN, //
             GFP_KERNEL,
         },
-        KVVec,
-        KVec, //
+        KVVec, //
     },
     bindings,
     error::code::{
@@ -367,8 +366,8 @@ pub(crate) fn consistency(lock: &FtraceLocked) {
     if !cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
         return;
     }
-    let mut want: KVec<usize> = KVec::new();
-    let mut got: KVec<usize> = KVec::new();
+    let mut want: KVVec<usize> = KVVec::new();
+    let mut got: KVVec<usize> = KVVec::new();
     let mode = crate::call_ops_mode();
     let mut recs = KernelRecords::new(lock);
     let mut list = KernelOpsList::new(lock);

@@ -673,6 +673,7 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
     sites::end_walk(lock);
     bump(&STATS.checks, counted);
     if overflow {
+        sites::clear(lock);
         Err(())
     } else {
         Ok(update)

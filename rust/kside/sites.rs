@@ -19,8 +19,7 @@ use core::mem::ManuallyDrop;
 use kernel::{
     alloc::{
         flags::GFP_KERNEL,
-        KVVec,
-        KVec, //
+        KVVec, //
     },
     bindings,
     sync::atomic::{
@@ -50,7 +49,9 @@ use crate::rfcore::siteset::{
     Sites, //
 };
 
-impl<T> Seq<T> for KVec<T> {
+/// The registry's sequences grow with the table (one word per slot):
+/// `kvmalloc()`, so that a large one needs no contiguous pages.
+impl<T> Seq<T> for KVVec<T> {
     fn items(&self) -> &[T] {
         self
     }
@@ -58,10 +59,13 @@ impl<T> Seq<T> for KVec<T> {
         self
     }
     fn push(&mut self, v: T) -> Result<(), NoMem> {
-        KVec::push(self, v, GFP_KERNEL).map_err(|_| NoMem)
+        KVVec::push(self, v, GFP_KERNEL).map_err(|_| NoMem)
     }
     fn clear(&mut self) {
-        KVec::clear(self)
+        KVVec::clear(self)
+    }
+    fn reserve(&mut self, n: usize) -> Result<(), NoMem> {
+        KVVec::reserve(self, n, GFP_KERNEL).map_err(|_| NoMem)
     }
 }
 
@@ -119,10 +123,10 @@ struct KMem {
 
 impl Mem for KMem {
     type Block = KBlock;
-    type Vec<T> = KVec<T>;
+    type Vec<T> = KVVec<T>;
 
-    fn vec<T>(&self) -> KVec<T> {
-        KVec::new()
+    fn vec<T>(&self) -> KVVec<T> {
+        KVVec::new()
     }
 
     fn alloc(&mut self, words: usize) -> Option<KBlock> {
@@ -223,6 +227,16 @@ pub(crate) fn end_walk(lock: &FtraceLocked) {
     with(lock, |s| s.end_walk());
 }
 
+/// Every set goes: the accounting went wrong (a count overflowed or
+/// underflowed, and ftrace is stopped), so no set may name an ops the
+/// walk left half done; every caller walks the list.
+pub(crate) fn clear(lock: &FtraceLocked) {
+    with(lock, |s| {
+        s.clear();
+        mirror(s.stats());
+    });
+}
+
 /// The staged sets become the ones readers find.
 pub(crate) fn publish(lock: &FtraceLocked) {
     with(lock, |s| {
@@ -234,7 +248,7 @@ pub(crate) fn publish(lock: &FtraceLocked) {
 /// The records for which `gone` holds have left the table.
 fn forget_where(lock: &FtraceLocked, mut gone: impl FnMut(usize) -> bool) {
     with(lock, |s| {
-        let mut ips: KVec<usize> = KVec::new();
+        let mut ips: KVVec<usize> = KVVec::new();
         let mut short = false;
         s.each_ip(|ip| {
             if gone(ip) && ips.push(ip, GFP_KERNEL).is_err() {
@@ -267,7 +281,7 @@ pub(crate) fn forget_range(start: u64, end: u64, lock: &FtraceLocked) {
 /// has none.
 pub(crate) fn published(
     ip: u64,
-    out: &mut KVec<usize>,
+    out: &mut KVVec<usize>,
     lock: &FtraceLocked,
 ) -> Result<bool, NoMem> {
     with(lock, |s| match s.lookup(ip as usize) {

@@ -89,6 +89,8 @@ pub trait Seq<T> {
     fn push(&mut self, v: T) -> Result<(), NoMem>;
     /// Removes every element.
     fn clear(&mut self);
+    /// Makes room for `n` more elements at once.
+    fn reserve(&mut self, n: usize) -> Result<(), NoMem>;
 }
 
 /// A published block of machine words that readers may load at any time.
@@ -580,6 +582,7 @@ impl<M: Mem> Sites<M> {
         t.store(layout::TABLE_MASK, slots.wrapping_sub(1));
         let mut logical: M::Vec<u32> = self.mem.vec();
         let mut dirty: M::Vec<u32> = self.mem.vec();
+        logical.reserve(slots)?;
         for _ in 0..slots {
             logical.push(NONE)?;
         }

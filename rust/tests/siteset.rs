@@ -42,6 +42,10 @@ impl<T> Seq<T> for Vec<T> {
     fn clear(&mut self) {
         Vec::clear(self)
     }
+    fn reserve(&mut self, n: usize) -> Result<(), NoMem> {
+        Vec::reserve(self, n);
+        Ok(())
+    }
 }
 
 /// A block on the host: its address is its words' address.
