@@ -12,7 +12,8 @@
 #      kernel's C logic)
 #      and check that its compiled code calls no Rust panic
 #      (scripts/panic-check.py)
-#   3. in the guest: the Rust core's KUnit tests
+#   3. in the guest: the Rust core's KUnit tests, and a boot with the
+#      function tracer started from the command line (ftrace=function)
 #   4. in the guest: the project's own ftracetest-style tests (selftests/)
 #   5. in the guest: upstream ftracetest files, test by test, compared
 #      with the stock kernel's results (selftests/expected/): by default
@@ -196,6 +197,22 @@ fi
 grep -q 'rftrace: Rust dynamic ftrace core active' "$klog" ||
 	{ echo "no 'Rust dynamic ftrace core active' line in the boot log"; f=$((f + 1)); }
 account "guest KUnit" "$p" "$f"
+
+# A boot-time tracer (ftrace=function) registers before the workqueues
+# exist and before the scheduler runs: the guest must boot, trace and
+# pass KUnit with it (a retired set table was once queued to a workqueue
+# that did not exist yet).
+step "guest: boot with ftrace=function"
+blog=$BUILD/guest-$atag$variant-boot-tracer.log
+RFT_LOG=$blog "$top/scripts/run-guest.sh" "$variant" kunit ftrace=function >/dev/null 2>&1
+brc=$?
+if [ $brc = 0 ] && grep -aq '# rftrace: pass:[1-9][0-9]* fail:0' "$blog"; then
+	account "guest boot with ftrace=function" 1 0
+else
+	tail -n 40 "$blog"
+	echo "boot with ftrace=function: rc=$brc, no clean KUnit (log: $blog)"
+	account "guest boot with ftrace=function" 0 1
+fi
 fi
 
 # 4. The project's own tests (they test the Rust core: not on stock).
