@@ -637,6 +637,18 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
     bump(&STATS.account_walks, 1);
     let mut accounting = crate::Accounting::new(ops, inc);
     sites::begin_walk(ops, inc, lock);
+    if inc {
+        // Every record, or the filter's: room for them before the walk.
+        let total = STATS
+            .records_made
+            .load(Relaxed)
+            .saturating_sub(STATS.records_released.load(Relaxed));
+        let n = match reach {
+            Reach::All => total,
+            Reach::Filter { count } => count,
+        };
+        sites::expect(n, total, lock);
+    }
     let mut update = false;
     let mut counted: u64 = 0;
     let mut overflow = false;

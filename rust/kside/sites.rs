@@ -216,6 +216,13 @@ pub(crate) fn begin_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) {
     with(lock, |s| s.begin_walk(ops.as_ptr() as usize, inc, order));
 }
 
+/// The walk about to run adds at most `n` of the `total` records' sites.
+pub(crate) fn expect(n: u64, total: u64, lock: &FtraceLocked) {
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
+    let total = usize::try_from(total).unwrap_or(usize::MAX);
+    with(lock, |s| s.expect(n, total));
+}
+
 /// The walk changed the record at `ip`, which now has `count` users.
 pub(crate) fn account(ip: u64, count: u64, lock: &FtraceLocked) {
     let count = u32::try_from(count).unwrap_or(u32::MAX);

@@ -267,6 +267,28 @@ impl<M: Mem> Sites<M> {
         self.walk = Some((op, inc));
     }
 
+    /// The walk about to run adds at most `n` sites, and there are at most
+    /// `total` sites in all: the table grows once now, to at most half
+    /// full with them, instead of doubling again and again during the
+    /// walk.
+    pub fn expect(&mut self, n: usize, total: usize) {
+        if self.failed || self.walk.is_none() {
+            return;
+        }
+        let slots = match self.table {
+            Some(_) => 1usize.checked_shl(self.bits).unwrap_or(0),
+            None => 0,
+        };
+        let n = n.min(total.saturating_sub(self.used));
+        let need = self.used.saturating_add(n).saturating_mul(2);
+        if need > slots {
+            let r = self.rebuild_for(n).and_then(|()| self.dirty.reserve(n));
+            if r.is_err() {
+                self.fail();
+            }
+        }
+    }
+
     /// The walk is over.
     pub fn end_walk(&mut self) {
         self.walk = None;
@@ -557,6 +579,12 @@ impl<M: Mem> Sites<M> {
     /// A new table for the live sites, at most a quarter full, published in
     /// place of the old one.
     fn rebuild(&mut self) -> Result<(), NoMem> {
+        self.rebuild_for(0)
+    }
+
+    /// A new table for the live sites and `more` sites to come: at most a
+    /// quarter full now, at most half full with them.
+    fn rebuild_for(&mut self, more: usize) -> Result<(), NoMem> {
         let old_slots = match self.table {
             Some(_) => 1usize.checked_shl(self.bits).unwrap_or(0),
             None => 0,
@@ -567,7 +595,10 @@ impl<M: Mem> Sites<M> {
                 live = live.saturating_add(1);
             }
         }
-        let want = live.saturating_add(1).saturating_mul(4);
+        let want = live
+            .saturating_add(1)
+            .saturating_mul(4)
+            .max(live.saturating_add(more).saturating_mul(2));
         let mut bits = layout::MIN_BITS;
         while 1usize.checked_shl(bits).unwrap_or(usize::MAX) < want {
             if bits >= layout::MAX_BITS {
