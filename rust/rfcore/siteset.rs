@@ -303,10 +303,10 @@ impl<M: Mem> Sites<M> {
         if self.failed || ip == 0 || ip == layout::GONE {
             return;
         }
-        let slot = match self.find(ip) {
-            Some(slot) => slot,
-            None if count == 0 => return,
-            None => match self.insert(ip) {
+        let slot = match self.probe(ip) {
+            Ok(slot) => slot,
+            Err(_) if count == 0 => return,
+            Err(free) => match self.insert(ip, free) {
                 Ok(slot) => slot,
                 Err(NoMem) => return self.fail(),
             },
@@ -523,57 +523,52 @@ impl<M: Mem> Sites<M> {
     }
 
     fn find(&self, ip: usize) -> Option<usize> {
-        let t = self.table.as_ref()?;
-        let slots = 1usize.checked_shl(self.bits)?;
-        let mut i = home(ip, self.bits);
-        for _ in 0..slots {
-            let k = t.load(Self::slot_word(i));
-            if k == ip {
-                return Some(i);
-            }
-            if k == 0 {
-                return None;
-            }
-            i = i.wrapping_add(1) & slots.wrapping_sub(1);
-        }
-        None
+        self.probe(ip).ok()
     }
 
-    /// A slot for `ip`, which has none: grows the table first if needed.
-    fn insert(&mut self, ip: usize) -> Result<usize, NoMem> {
-        let slots = 1usize.checked_shl(self.bits).unwrap_or(0);
-        if self.table.is_none() || self.used.saturating_add(1).saturating_mul(2) > slots {
-            self.rebuild()?;
+    /// One probe for `ip`: `Ok` with its slot, or `Err` with the slot an
+    /// insertion would take (the first slot of a gone site on the probe,
+    /// else the empty slot that ends it; `None` without a table).
+    fn probe(&self, ip: usize) -> Result<usize, Option<usize>> {
+        if ip == 0 || ip == layout::GONE {
+            return Err(None);
         }
-        let t = self.table.as_ref().ok_or(NoMem)?;
-        let slots = 1usize.checked_shl(self.bits).ok_or(NoMem)?;
+        let t = self.table.as_ref().ok_or(None)?;
+        let slots = 1usize.checked_shl(self.bits).ok_or(None)?;
         let mut i = home(ip, self.bits);
         let mut gone = None;
         for _ in 0..slots {
-            let w = Self::slot_word(i);
-            match t.load(w) {
-                0 => {
-                    // The ip is not in the table (the caller looked): the
-                    // first slot of a gone site on its probe is reused, so
-                    // a module loaded again and again at one address does
-                    // not lengthen the probe. Its set word is 0 already: a
-                    // reader finding the ip walks.
-                    let slot = match gone {
-                        Some(g) => g,
-                        None => {
-                            self.used = self.used.saturating_add(1);
-                            i
-                        }
-                    };
-                    t.store(Self::slot_word(slot), ip);
-                    return Ok(slot);
-                }
+            match t.load(Self::slot_word(i)) {
+                k if k == ip => return Ok(i),
+                0 => return Err(gone.or(Some(i))),
                 layout::GONE if gone.is_none() => gone = Some(i),
                 _ => {}
             }
             i = i.wrapping_add(1) & slots.wrapping_sub(1);
         }
-        Err(NoMem)
+        Err(gone)
+    }
+
+    /// A slot for `ip`, which has none; `free` is where its probe ended.
+    /// The first slot of a gone site on the probe is reused, so a module
+    /// loaded again and again at one address does not lengthen the probe.
+    /// The slot's set word is 0 already: a reader finding the ip walks.
+    /// Grows the table first if it would pass half full.
+    fn insert(&mut self, ip: usize, free: Option<usize>) -> Result<usize, NoMem> {
+        let slots = 1usize.checked_shl(self.bits).unwrap_or(0);
+        let mut free = free;
+        if self.table.is_none() || self.used.saturating_add(1).saturating_mul(2) > slots {
+            self.rebuild()?;
+            free = self.probe(ip).err().flatten();
+        }
+        let slot = free.ok_or(NoMem)?;
+        let t = self.table.as_ref().ok_or(NoMem)?;
+        let w = Self::slot_word(slot);
+        if t.load(w) == 0 {
+            self.used = self.used.saturating_add(1);
+        }
+        t.store(w, ip);
+        Ok(slot)
     }
 
     /// A new table for the live sites, at most a quarter full, published in
