@@ -341,6 +341,40 @@ nomem:
 }
 
 /*
+ * The direct-functions table (rust/kside/direct.rs), under direct_mutex: a
+ * new table as wide as @table with its entries but those of @ops'
+ * functions that call @addr (7.2's unregister_ftrace_direct() unlinks and
+ * frees those in place, under readers of the table); NULL when out of
+ * memory.
+ */
+struct ftrace_hash *rftrace_shim_direct_table_without(struct ftrace_hash *table,
+						      struct ftrace_ops *ops,
+						      unsigned long addr)
+{
+	struct ftrace_hash *filter = ops->func_hash->filter_hash;
+	struct ftrace_func_entry *entry;
+	struct ftrace_hash *new;
+	unsigned long i;
+
+	new = alloc_ftrace_hash(table->size_bits);
+	if (!new)
+		return NULL;
+	for (i = 0; i < (1UL << table->size_bits); i++) {
+		hlist_for_each_entry(entry, &table->buckets[i], hlist) {
+			if (ftrace_jmp_get(entry->direct) == ftrace_jmp_get(addr) &&
+			    ftrace_lookup_ip(filter, entry->ip))
+				continue;
+			if (!add_ftrace_hash_entry_direct(new, entry->ip,
+							  entry->direct)) {
+				free_ftrace_hash(new);
+				return NULL;
+			}
+		}
+	}
+	return new;
+}
+
+/*
  * Every function of @hash (an ops' filter) records @addr as its direct
  * target; with @table, the entries of @table for those functions call
  * @addr too (under ftrace_lock, which the list function's readers of the

@@ -376,6 +376,9 @@ struct ftrace_hash *rftrace_shim_direct_table_with(struct ftrace_hash *table,
 						   unsigned int bits);
 void rftrace_shim_direct_retarget(struct ftrace_hash *table,
 				  struct ftrace_hash *hash, unsigned long addr);
+struct ftrace_hash *rftrace_shim_direct_table_without(struct ftrace_hash *table,
+						      struct ftrace_ops *ops,
+						      unsigned long addr);
 int rftrace_shim_hash_combine(struct ftrace_hash *a, struct ftrace_hash *b,
 			      unsigned int op, struct ftrace_hash **out);
 struct ftrace_ops *rftrace_shim_subops_next(struct ftrace_ops *ops,
@@ -510,6 +513,19 @@ void ftrace_c_direct_ops(struct ftrace_ops *ops, unsigned long addr, bool on);
 void ftrace_c_direct_forget(struct ftrace_ops *ops, unsigned long addr);
 struct ftrace_ops *ftrace_c_direct_tmp_ops(struct ftrace_ops *ops,
 					   unsigned long addr);
+/*
+ * unregister_ftrace_function() for a caller that holds direct_mutex (the
+ * Rust core's unregister_ftrace_direct()): @ops is stopped, its errno in
+ * *@err, and its grace-period waits are left in the returned record, for
+ * ftrace_c_release_finish() once the caller has dropped direct_mutex;
+ * NULL if no record could be had (the waits were then done under the
+ * caller's lock, as in 7.2).  ftrace_c_release_finish() waits, frees what
+ * the ops left (its trampoline) and the record; NULL does nothing.
+ */
+struct ftrace_release;
+struct ftrace_release *ftrace_c_unregister_deferred(struct ftrace_ops *ops,
+						    int *err);
+void ftrace_c_release_finish(struct ftrace_release *rel);
 /*
  * Test-only (CONFIG_FTRACE_RUST_CORE_TEST_MODULE, c/rftrace_shim_<arch>.c):
  * turns the NOP at the call site of the function at @func into another

@@ -17,7 +17,7 @@
 #                  in the core's compiled code)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock site-set-skips-first site-set-unsorted"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock direct-waits-under-mutex site-set-skips-first site-set-unsorted"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
@@ -37,9 +37,15 @@ break_def() { # NAME
 	probe-waits-under-lock)
 		BREAK_WHAT="removing a function probe waits for its grace periods with ftrace_lock held (as 7.2)"
 		BREAK_FILE=/kernel/trace/ftrace.c
-		BREAK_PERL='s/rel = kzalloc\(sizeof\(\*rel\), GFP_KERNEL\);/rel = NULL;/'
+		BREAK_PERL='s/\trel = kzalloc\(sizeof\(\*rel\), GFP_KERNEL\);/\trel = NULL;/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:registry-slow-gp-probe.tc ;;
+	direct-waits-under-mutex)
+		BREAK_WHAT="unregistering a direct ops waits for its grace periods with direct_mutex held (as 7.2)"
+		BREAK_FILE=/kernel/trace/ftrace.c
+		BREAK_PERL='s/\*rel = kzalloc\(sizeof\(\*rel\), GFP_KERNEL\);/*rel = NULL;/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:registry-slow-gp-direct.tc ;;
 	every-skips-first)
 		BREAK_WHAT="the record walks of the registry (accounting, sweep, IPMODIFY) never see the table's first record"
 		BREAK_FILE=rust/kside/records.rs

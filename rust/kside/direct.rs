@@ -15,9 +15,9 @@
 //!   ops' functions added ([`NewTable`]), installs it ([`Installed`]) and
 //!   starts the ops with the registry's own start-up; if the start-up
 //!   fails the old table goes back, so nothing is left behind;
-//! - unregistering stops the ops (`unregister_ftrace_function()`, the
-//!   registry's shut-down and its grace-period waits) and takes its
-//!   functions out of the table, as 7.2 does, in place;
+//! - unregistering stops the ops (the registry's shut-down) and publishes
+//!   a table without its functions under `direct_mutex`, then waits for
+//!   the grace periods with no lock held;
 //! - changing the target starts a stub ops over the same functions, so
 //!   that their sites go through the list function meanwhile, checks the
 //!   IPMODIFY claims, points the table's entries and the ops at the new
@@ -170,6 +170,47 @@ impl NewTable {
     }
 }
 
+impl NewTable {
+    /// The entries of `table` but those of `ops`' functions that call
+    /// `addr`, in a table as wide.
+    fn without(
+        table: *mut bindings::ftrace_hash,
+        ops: *mut bindings::ftrace_ops,
+        addr: u64,
+        _lock: &DirectLocked,
+    ) -> Result<Self> {
+        // SAFETY: `table` is the live table and `ops` a live direct ops
+        // whose filter only changes under direct_mutex, which is held;
+        // both are only read.
+        let new = unsafe { bindings::rftrace_shim_direct_table_without(table, ops, c_word(addr)) };
+        if new.is_null() {
+            return Err(ENOMEM);
+        }
+        // INVARIANT: just allocated, seen by nobody.
+        Ok(NewTable(new))
+    }
+}
+
+/// The grace-period waits an unregistration left for after `direct_mutex`
+/// is dropped (`ftrace_c_unregister_deferred()`).
+///
+/// # Invariants
+///
+/// `.0` is null or a record from `ftrace_c_unregister_deferred()` that
+/// nothing else finishes.
+#[must_use = "an unregistration returns only after its grace periods"]
+struct Waits(*mut bindings::ftrace_release);
+
+impl Waits {
+    /// Waits until no task can be on the ops' code any more, then frees
+    /// what it left. Called without `direct_mutex` and `ftrace_lock`.
+    fn finish(self) {
+        // SAFETY: a record of ftrace_c_unregister_deferred() or null,
+        // finished once (type invariants).
+        unsafe { bindings::ftrace_c_release_finish(self.0) };
+    }
+}
+
 /// A table published by a change that is then kept or undone.
 ///
 /// # Invariants
@@ -286,6 +327,14 @@ fn admit_change(ops: *mut bindings::ftrace_ops) -> Result {
 
 /// `unregister_ftrace_direct()`.
 ///
+/// The ops is stopped and its functions leave the table under
+/// `direct_mutex`; the grace-period waits come after the mutex is dropped,
+/// since every `register_ftrace_function()` takes it first. The replaced
+/// table is freed after an RCU-tasks grace period, not in place as 7.2
+/// does under readers of the table. Out of memory for the new table, the
+/// entries are taken out in place after the waits, with `ftrace_lock`
+/// held as well so that no update pass reads them meanwhile.
+///
 /// # Safety
 ///
 /// `ops` is a live ops, registered with `register_ftrace_direct()` or not;
@@ -296,17 +345,30 @@ pub(crate) unsafe fn unregister(
     free_filters: bool,
 ) -> Result {
     admit_change(ops)?;
-    let ret = DirectLocked::with(|_direct| {
-        // SAFETY: a live ops; unregister_ftrace_function() takes
-        // ftrace_lock itself and waits after dropping it.
-        let ret = unsafe { bindings::unregister_ftrace_function(ops) };
-        // SAFETY: under direct_mutex: the table entries of the ops'
-        // functions that call `addr` go, and the ops keeps no function.
-        unsafe {
-            bindings::ftrace_c_direct_forget(ops, c_word(addr));
-            bindings::ftrace_c_direct_ops(ops, c_word(addr), false);
+    let (ret, waits, retired) = DirectLocked::with(|direct| {
+        let mut ret: c_int = 0;
+        // SAFETY: a live ops; the shut-down takes ftrace_lock itself and
+        // leaves its waits in the record (or waits, without one).
+        let waits = Waits(unsafe { bindings::ftrace_c_unregister_deferred(ops, &mut ret) });
+        let table = Table::of(direct);
+        let retired = NewTable::without(table.current(), ops, addr, direct)
+            .map(|new| table.install(new).keep())
+            .ok();
+        (ret, waits, retired)
+    });
+    waits.finish();
+    DirectLocked::with(|_direct| {
+        match retired {
+            Some(retired) => retired.free_after_grace_period(),
+            None => FtraceLocked::with(|_lock| {
+                // SAFETY: under direct_mutex and ftrace_lock: the entries
+                // of the ops' functions that call `addr` go, in place.
+                unsafe { bindings::ftrace_c_direct_forget(ops, c_word(addr)) }
+            }),
         }
-        ret
+        // SAFETY: under direct_mutex, after the grace periods: the ops
+        // keeps no function for another registration.
+        unsafe { bindings::ftrace_c_direct_ops(ops, c_word(addr), false) };
     });
     if free_filters {
         // SAFETY: a live ops, stopped.
