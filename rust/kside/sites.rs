@@ -18,7 +18,10 @@ use core::mem::ManuallyDrop;
 
 use kernel::{
     alloc::{
-        flags::GFP_KERNEL,
+        flags::{
+            __GFP_ZERO, //
+            GFP_KERNEL,
+        },
         KVVec, //
     },
     bindings,
@@ -130,11 +133,14 @@ impl Mem for KMem {
     }
 
     fn alloc(&mut self, words: usize) -> Option<KBlock> {
-        let mut v = KVVec::with_capacity(words.max(1), GFP_KERNEL).ok()?;
-        for _ in 0..words.max(1) {
-            // Within the capacity: allocates nothing.
-            v.push(Atomic::new(0), GFP_KERNEL).ok()?;
-        }
+        let n = words.max(1);
+        // Zeroed by the allocator: a table of 2^17 words is one memset, not
+        // one store per word.
+        let mut v: KVVec<Atomic<usize>> = KVVec::with_capacity(n, GFP_KERNEL | __GFP_ZERO).ok()?;
+        // SAFETY: the capacity is at least `n` and the whole buffer is
+        // zeroed (`__GFP_ZERO`, which kvmalloc() honours on both its
+        // paths); an all-zero word is a valid `Atomic<usize>` (0).
+        unsafe { v.inc_len(n) };
         Some(KBlock {
             words: ManuallyDrop::new(v),
         })
