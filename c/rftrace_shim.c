@@ -375,6 +375,43 @@ struct ftrace_hash *rftrace_shim_direct_table_without(struct ftrace_hash *table,
 }
 
 /*
+ * The batch direct interface (rust/kside/direct.rs), under direct_mutex:
+ * whether every function of @hash is in @table with @hash's target for
+ * it; and each entry of @table for a function of @hash gets @hash's
+ * target (one word each: readers see the old target or the new).
+ */
+bool rftrace_shim_direct_table_holds(struct ftrace_hash *table,
+				     struct ftrace_hash *hash)
+{
+	struct ftrace_func_entry *entry, *in_table;
+	unsigned long i;
+
+	for (i = 0; i < (1UL << hash->size_bits); i++) {
+		hlist_for_each_entry(entry, &hash->buckets[i], hlist) {
+			in_table = ftrace_lookup_ip(table, entry->ip);
+			if (!in_table || in_table->direct != entry->direct)
+				return false;
+		}
+	}
+	return true;
+}
+
+void rftrace_shim_direct_table_retarget(struct ftrace_hash *table,
+					struct ftrace_hash *hash)
+{
+	struct ftrace_func_entry *entry, *in_table;
+	unsigned long i;
+
+	for (i = 0; i < (1UL << hash->size_bits); i++) {
+		hlist_for_each_entry(entry, &hash->buckets[i], hlist) {
+			in_table = ftrace_lookup_ip(table, entry->ip);
+			if (in_table)
+				WRITE_ONCE(in_table->direct, entry->direct);
+		}
+	}
+}
+
+/*
  * Every function of @hash (an ops' filter) records @addr as its direct
  * target; with @table, the entries of @table for those functions call
  * @addr too (under ftrace_lock, which the list function's readers of the

@@ -214,6 +214,15 @@ int rftrace_unregister_direct(struct ftrace_ops *ops, unsigned long addr,
 			      bool free_filters);
 int rftrace_modify_direct(struct ftrace_ops *ops, unsigned long addr,
 			  bool lock);
+/*
+ * The batch direct interface: update_ftrace_direct_add(), _del() and
+ * _mod() (@lock: take direct_mutex; else the caller holds it), each entry
+ * of @hash naming its function's target: 0 or 7.2's errno.
+ */
+int rftrace_update_direct_add(struct ftrace_ops *ops, struct ftrace_hash *hash);
+int rftrace_update_direct_del(struct ftrace_ops *ops, struct ftrace_hash *hash);
+int rftrace_update_direct_mod(struct ftrace_ops *ops, struct ftrace_hash *hash,
+			      bool lock);
 /* Counter @idx: stores its name in @name and returns true, or false. */
 bool rftrace_stat(unsigned int idx, const char **name, u64 *val);
 
@@ -379,6 +388,10 @@ void rftrace_shim_direct_retarget(struct ftrace_hash *table,
 struct ftrace_hash *rftrace_shim_direct_table_without(struct ftrace_hash *table,
 						      struct ftrace_ops *ops,
 						      unsigned long addr);
+bool rftrace_shim_direct_table_holds(struct ftrace_hash *table,
+				     struct ftrace_hash *hash);
+void rftrace_shim_direct_table_retarget(struct ftrace_hash *table,
+					struct ftrace_hash *hash);
 int rftrace_shim_hash_combine(struct ftrace_hash *a, struct ftrace_hash *b,
 			      unsigned int op, struct ftrace_hash **out);
 struct ftrace_ops *rftrace_shim_subops_next(struct ftrace_ops *ops,
@@ -526,6 +539,39 @@ struct ftrace_release;
 struct ftrace_release *ftrace_c_unregister_deferred(struct ftrace_ops *ops,
 						    int *err);
 void ftrace_c_release_finish(struct ftrace_release *rel);
+/*
+ * The steps of the batch direct interface that stay C: 7.2's hash_add()
+ * (a copy of @a with @b's entries, targets included) and hash_sub() (a
+ * copy of @a without @b's functions); the empty table (EMPTY_HASH);
+ * @ops' filter, NULL before its first
+ * registration; @ops made a batch direct ops tracing @filter (@on), or
+ * back to @filter with no function after a failed start-up;
+ * register_ftrace_function_nolock(); ftrace_update_ops() with an empty
+ * notrace hash (under ftrace_lock); @ops ready for another registration
+ * after its last function left (its filter freed); the stub ops of a
+ * batch target change, covering @hash's functions.
+ */
+struct ftrace_hash *ftrace_c_direct_hash_add(struct ftrace_hash *a,
+					     struct ftrace_hash *b);
+struct ftrace_hash *ftrace_c_direct_hash_sub(struct ftrace_hash *a,
+					     struct ftrace_hash *b);
+struct ftrace_hash *ftrace_c_direct_empty(void);
+struct ftrace_hash *ftrace_c_direct_filter(struct ftrace_ops *ops);
+void ftrace_c_direct_batch_ops(struct ftrace_ops *ops,
+			       struct ftrace_hash *filter, bool on);
+int ftrace_c_direct_register(struct ftrace_ops *ops);
+int ftrace_c_direct_update_filter(struct ftrace_ops *ops,
+				  struct ftrace_hash *filter);
+void ftrace_c_direct_batch_reset(struct ftrace_ops *ops);
+struct ftrace_ops *ftrace_c_direct_batch_tmp_ops(struct ftrace_hash *hash);
+/*
+ * KUnit only (CONFIG_FTRACE_RUST_CORE_KUNIT_TEST, c/rftrace_kunit_sites.c):
+ * two traced functions nothing calls, and two targets for their sites.
+ */
+void rftrace_kunit_site_a(void);
+void rftrace_kunit_site_b(void);
+void rftrace_kunit_target_1(void);
+void rftrace_kunit_target_2(void);
 /*
  * Test-only (CONFIG_FTRACE_RUST_CORE_TEST_MODULE, c/rftrace_shim_<arch>.c):
  * turns the NOP at the call site of the function at @func into another

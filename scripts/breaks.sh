@@ -17,7 +17,7 @@
 #                  in the core's compiled code)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock direct-waits-under-mutex site-set-skips-first site-set-unsorted"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-set-unsorted"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
@@ -40,6 +40,12 @@ break_def() { # NAME
 		BREAK_PERL='s/\trel = kzalloc\(sizeof\(\*rel\), GFP_KERNEL\);/\trel = NULL;/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:registry-slow-gp-probe.tc ;;
+	batch-del-keeps-entries)
+		BREAK_WHAT="the batch interface's delete never publishes the table without the deleted functions"
+		BREAK_FILE=rust/kside/direct.rs
+		BREAK_PERL='s/table\.install\(new_table\)\.keep\(\)/Retired(new_table.0)/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=kunit:batch_direct_interface_keeps_the_table_and_the_ops ;;
 	direct-waits-under-mutex)
 		BREAK_WHAT="unregistering a direct ops waits for its grace periods with direct_mutex held (as 7.2)"
 		BREAK_FILE=/kernel/trace/ftrace.c

@@ -469,6 +469,268 @@ pub(crate) unsafe fn modify(ops: *mut bindings::ftrace_ops, addr: u64, lock: boo
     }
 }
 
+/// A hash the batch interface made for itself (7.2's `hash_add()` and
+/// `hash_sub()` copies), freed on drop unless it was handed on.
+///
+/// # Invariants
+///
+/// `.0` is null or a live hash nobody else has.
+struct Own(*mut bindings::ftrace_hash);
+
+impl Own {
+    /// The hash, which the caller now owns (or null).
+    fn give(self) -> *mut bindings::ftrace_hash {
+        let p = self.0;
+        core::mem::forget(self);
+        p
+    }
+}
+
+impl Drop for Own {
+    fn drop(&mut self) {
+        // SAFETY: ours alone (type invariants); free_ftrace_hash() takes
+        // null too.
+        unsafe { bindings::free_ftrace_hash(self.0) };
+    }
+}
+
+/// The number of functions of a live hash (0 for null).
+fn count(hash: *mut bindings::ftrace_hash) -> u64 {
+    // SAFETY: only reads the count of a live hash or null, which the
+    // callers keep live (their contracts).
+    crate::kside::env::word(unsafe { bindings::rftrace_shim_hash_count(hash) })
+}
+
+/// `update_ftrace_direct_add()`: the functions of `hash`, each entry
+/// naming its own target, join the direct ops `ops`, which is registered
+/// if it traces none yet. A function with a target already is refused
+/// (`-EINVAL`, as 7.2), and so is an ops to register that has a function,
+/// a trampoline or is enabled. A new direct table is published under
+/// `direct_mutex` and the old one freed after an RCU-tasks grace period.
+///
+/// # Safety
+///
+/// `ops` is a live ops and `hash` a live hash that nobody changes during
+/// the call; the caller holds neither `direct_mutex` nor `ftrace_lock`.
+pub(crate) unsafe fn batch_add(
+    ops: *mut bindings::ftrace_ops,
+    hash: *mut bindings::ftrace_hash,
+) -> Result {
+    if count(hash) == 0 {
+        return Err(EINVAL);
+    }
+    let (ret, retired) = DirectLocked::with(|direct| -> (Result, Option<Retired>) {
+        let table = Table::of(direct);
+        // SAFETY: both live (the table under direct_mutex), only read.
+        if unsafe { bindings::rftrace_shim_hash_meets(hash, table.current()) } {
+            return (Err(EINVAL), None);
+        }
+        // SAFETY: a live ops; its filter changes only under direct_mutex
+        // for a direct ops.
+        let old_filter = unsafe { bindings::ftrace_c_direct_filter(ops) };
+        let register = count(old_filter) == 0;
+        if register {
+            let busy = FtraceLocked::with(|lock| {
+                // SAFETY: a live ops (function contract), under ftrace_lock.
+                unsafe { Ops::from_raw(ops, lock) }.is_none_or(|o| {
+                    o.has_func()
+                        || o.props().trampoline
+                        || o.flags() & crate::rfcore::registry::ops_fl::ENABLED != 0
+                })
+            });
+            if busy {
+                return (Err(EINVAL), None);
+            }
+        }
+        // SAFETY: live hashes (or a null filter), only read.
+        let new_filter = Own(unsafe { bindings::ftrace_c_direct_hash_add(old_filter, hash) });
+        if new_filter.0.is_null() {
+            return (Err(ENOMEM), None);
+        }
+        // SAFETY: as above, the table kept by direct_mutex.
+        let new_table = unsafe { bindings::ftrace_c_direct_hash_add(table.current(), hash) };
+        if new_table.is_null() {
+            return (Err(ENOMEM), None);
+        }
+        // INVARIANT: just allocated, seen by nobody.
+        let installed = table.install(NewTable(new_table));
+        let ret = if register {
+            let filter = new_filter.give();
+            // SAFETY: a live ops that traces nothing yet takes the new
+            // filter as its own.
+            unsafe { bindings::ftrace_c_direct_batch_ops(ops, filter, true) };
+            // SAFETY: a live ops; takes ftrace_lock itself, direct_mutex
+            // is held as 7.2 holds it here.
+            let ret = unsafe { bindings::ftrace_c_direct_register(ops) };
+            if ret != 0 {
+                // SAFETY: the ops did not start: its old (empty) filter
+                // goes back, and the new one is ours again.
+                unsafe { bindings::ftrace_c_direct_batch_ops(ops, old_filter, false) };
+                drop(Own(filter));
+            } else {
+                // The ops owns the new filter; its old one was empty.
+                drop(Own(old_filter));
+            }
+            ret
+        } else {
+            // SAFETY: a live, enabled ops; the filter is copied.
+            FtraceLocked::with(|_lock| unsafe {
+                bindings::ftrace_c_direct_update_filter(ops, new_filter.0)
+            })
+        };
+        let retired = if ret == 0 {
+            installed.keep()
+        } else {
+            installed.undo()
+        };
+        (to_result(ret), Some(retired))
+    });
+    if let Some(retired) = retired {
+        retired.free_after_grace_period();
+    }
+    if ret.is_ok() {
+        bump(&STATS.direct_registered, 1);
+    }
+    ret
+}
+
+/// `update_ftrace_direct_del()`: the functions of `hash` (each entry with
+/// the target it has in the table) leave the direct ops `ops`, which is
+/// unregistered when none is left. A new direct table without them is
+/// published under `direct_mutex`; an unregistration waits for its grace
+/// periods after `direct_mutex` is dropped, unlike 7.2.
+///
+/// # Safety
+///
+/// As for [`batch_add()`].
+pub(crate) unsafe fn batch_del(
+    ops: *mut bindings::ftrace_ops,
+    hash: *mut bindings::ftrace_hash,
+) -> Result {
+    if count(hash) == 0 {
+        return Err(EINVAL);
+    }
+    admit_change(ops)?;
+    let (ret, retired, waits) = DirectLocked::with(|direct| -> (Result, Option<Retired>, _) {
+        let table = Table::of(direct);
+        let now = table.current();
+        // SAFETY: a live ops, its filter kept by direct_mutex.
+        let old_filter = unsafe { bindings::ftrace_c_direct_filter(ops) };
+        // SAFETY: live hashes, only read.
+        // SAFETY: only returns the address of a static.
+        if now == unsafe { bindings::ftrace_c_direct_empty() }
+            || count(old_filter) == 0
+            || !unsafe { bindings::rftrace_shim_direct_table_holds(now, hash) }
+        {
+            return (Err(EINVAL), None, None);
+        }
+        // SAFETY: live hashes, only read; each function of `hash` is in
+        // both (checked above for the table; the ops traces its table
+        // entries).
+        let new_filter = Own(unsafe { bindings::ftrace_c_direct_hash_sub(old_filter, hash) });
+        if new_filter.0.is_null() {
+            return (Err(ENOMEM), None, None);
+        }
+        // SAFETY: as above.
+        let new_table = unsafe { bindings::ftrace_c_direct_hash_sub(now, hash) };
+        if new_table.is_null() {
+            return (Err(ENOMEM), None, None);
+        }
+        let mut waits = None;
+        let ret = if count(new_filter.0) == 0 {
+            let mut ret: c_int = 0;
+            // SAFETY: a live ops; the shut-down takes ftrace_lock itself
+            // and leaves its waits in the record.
+            waits = Some(Waits(unsafe {
+                bindings::ftrace_c_unregister_deferred(ops, &mut ret)
+            }));
+            ret
+        } else {
+            // SAFETY: a live, enabled ops; the filter is copied.
+            FtraceLocked::with(|_lock| unsafe {
+                bindings::ftrace_c_direct_update_filter(ops, new_filter.0)
+            })
+        };
+        // INVARIANT: just allocated, seen by nobody.
+        let new_table = NewTable(new_table);
+        let retired = if ret == 0 {
+            table.install(new_table).keep()
+        } else {
+            // Never published: nobody reads it.
+            Retired(new_table.0)
+        };
+        (to_result(ret), Some(retired), waits)
+    });
+    let unregistered = waits.is_some() && ret.is_ok();
+    if let Some(waits) = waits {
+        waits.finish();
+    }
+    if unregistered {
+        // SAFETY: the ops is stopped and nothing runs its code any more:
+        // it keeps no function and no filter, for another registration.
+        DirectLocked::with(|_direct| unsafe { bindings::ftrace_c_direct_batch_reset(ops) });
+        bump(&STATS.direct_unregistered, 1);
+    }
+    if let Some(retired) = retired {
+        retired.free_after_grace_period();
+    }
+    ret
+}
+
+/// `update_ftrace_direct_mod()` (`lock`: takes `direct_mutex`): the
+/// functions of `hash` get the targets its entries name. A stub ops holds
+/// them on the list function meanwhile, as for [`modify()`].
+///
+/// # Safety
+///
+/// `ops` is a live ops and `hash` a live hash nobody changes during the
+/// call; the caller does not hold `ftrace_lock`, and holds `direct_mutex`
+/// if and only if `lock` is false.
+pub(crate) unsafe fn batch_mod(
+    ops: *mut bindings::ftrace_ops,
+    hash: *mut bindings::ftrace_hash,
+    lock: bool,
+) -> Result {
+    if count(hash) == 0 {
+        return Err(EINVAL);
+    }
+    admit_change(ops)?;
+    let run = |direct: &DirectLocked| -> Result {
+        let table = Table::of(direct);
+        // SAFETY: a live ops, its filter kept by direct_mutex.
+        let filter = unsafe { bindings::ftrace_c_direct_filter(ops) };
+        // SAFETY: only returns the address of a static.
+        if table.current() == unsafe { bindings::ftrace_c_direct_empty() } || filter.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: the static stub, initialised by the call, covering the
+        // functions of `hash` (live for the call).
+        let tmp = unsafe { bindings::ftrace_c_direct_batch_tmp_ops(hash) };
+        // SAFETY: a live ops; takes ftrace_lock itself.
+        to_result(unsafe { bindings::ftrace_c_direct_register(tmp) })?;
+        // SAFETY: the IPMODIFY check of a target change: a live ops and its
+        // filter, with direct_mutex held and ftrace_lock not.
+        let ret = unsafe { retarget_claims(ops, filter, filter) };
+        if ret.is_ok() {
+            FtraceLocked::with(|_lock| {
+                // SAFETY: the table under direct_mutex, `hash` live; only
+                // the targets of the table's entries are written, one word
+                // each, while the stub holds their sites on the list.
+                unsafe { bindings::rftrace_shim_direct_table_retarget(table.current(), hash) }
+            });
+            bump(&STATS.direct_retargeted, 1);
+        }
+        // SAFETY: the stub started above; a static ops, so nothing waits.
+        unsafe { bindings::unregister_ftrace_function(tmp) };
+        ret
+    };
+    if lock {
+        DirectLocked::with(run)
+    } else {
+        DirectLocked::held(run).unwrap_or(Err(EINVAL))
+    }
+}
+
 /// Runs `register()` for C: takes `direct_mutex`, then `ftrace_lock`.
 ///
 /// # Safety

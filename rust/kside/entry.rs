@@ -828,6 +828,65 @@ pub(crate) unsafe extern "C" fn rftrace_modify_direct(
     unsafe { direct::modify(ops, word(addr), lock) }.map_or_else(|e| e.to_errno(), |()| 0)
 }
 
+/// `update_ftrace_direct_add()`: 0 or 7.2's errno.
+///
+/// # Safety
+///
+/// `ops` is a live ops and `hash` a live hash nobody changes during the
+/// call; the caller holds neither `direct_mutex` nor `ftrace_lock`.
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_update_direct_add(
+    ops: *mut bindings::ftrace_ops,
+    hash: *mut bindings::ftrace_hash,
+) -> c_int {
+    if null_from_c(ops) || hash.is_null() {
+        return einval();
+    }
+    // SAFETY: the same contract.
+    unsafe { direct::batch_add(ops, hash) }.map_or_else(|e| e.to_errno(), |()| 0)
+}
+
+/// `update_ftrace_direct_del()`: 0 or 7.2's errno.
+///
+/// # Safety
+///
+/// As for [`rftrace_update_direct_add`].
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_update_direct_del(
+    ops: *mut bindings::ftrace_ops,
+    hash: *mut bindings::ftrace_hash,
+) -> c_int {
+    if null_from_c(ops) || hash.is_null() {
+        return einval();
+    }
+    // SAFETY: the same contract.
+    unsafe { direct::batch_del(ops, hash) }.map_or_else(|e| e.to_errno(), |()| 0)
+}
+
+/// `update_ftrace_direct_mod()` (`lock`: `do_direct_lock`): 0 or 7.2's
+/// errno.
+///
+/// # Safety
+///
+/// `ops` is a live ops and `hash` a live hash nobody changes during the
+/// call; the caller does not hold `ftrace_lock`, and holds `direct_mutex`
+/// if and only if `lock` is false.
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rftrace_update_direct_mod(
+    ops: *mut bindings::ftrace_ops,
+    hash: *mut bindings::ftrace_hash,
+    lock: bool,
+) -> c_int {
+    if null_from_c(ops) || hash.is_null() {
+        return einval();
+    }
+    // SAFETY: the same contract.
+    unsafe { direct::batch_mod(ops, hash, lock) }.map_or_else(|e| e.to_errno(), |()| 0)
+}
+
 /// `__ftrace_shutdown()`: 0 or 7.2's errno. With a non-null `rel`, a
 /// dynamic ops' grace-period waits are left to the caller.
 ///
@@ -1041,6 +1100,9 @@ same_signature!(
     rftrace_register_direct,
     rftrace_unregister_direct,
     rftrace_modify_direct,
+    rftrace_update_direct_add,
+    rftrace_update_direct_del,
+    rftrace_update_direct_mod,
 );
 #[cfg(CONFIG_X86_64)]
 same_signature!(rftrace_update_call, rftrace_finish);

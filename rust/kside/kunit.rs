@@ -649,6 +649,13 @@ mod tests {
         );
         assert_eq!(encode_call(ip, 0, false), Err(EncodeError::NoTarget { ip }));
     }
+
+    #[test]
+    fn batch_direct_interface_keeps_the_table_and_the_ops() {
+        // The line of the first check that did not hold.
+        #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+        assert_eq!(super::batch_direct_cases(), None);
+    }
 }
 
 /// Notes the line of the first condition that does not hold, for checks
@@ -920,4 +927,130 @@ fn wrong_bytes_are_refused() -> Option<u32> {
         expect!(bad, unchanged(NOP, NOP));
     });
     bad
+}
+
+/// A hash of `(site, target)` entries for the batch direct interface,
+/// freed on drop.
+///
+/// # Invariants
+///
+/// `.0` is a hash of ours, which the interface only reads.
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+struct BatchHash(*mut kernel::bindings::ftrace_hash);
+
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+impl BatchHash {
+    fn of(entries: &[(usize, usize)]) -> Option<Self> {
+        use kernel::bindings;
+        // SAFETY: allocates a hash of four buckets, or fails.
+        let hash = unsafe { bindings::alloc_ftrace_hash(2) };
+        if hash.is_null() {
+            return None;
+        }
+        // INVARIANT: just allocated.
+        let hash = BatchHash(hash);
+        for &(ip, to) in entries {
+            // SAFETY: a hash of ours, published nowhere.
+            let e = unsafe { bindings::add_ftrace_hash_entry_direct(hash.0, ip as _, to as _) };
+            if e.is_null() {
+                return None;
+            }
+        }
+        Some(hash)
+    }
+}
+
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+impl Drop for BatchHash {
+    fn drop(&mut self) {
+        // SAFETY: ours (type invariants), and no call holds it any more.
+        unsafe { kernel::bindings::free_ftrace_hash(self.0) };
+    }
+}
+
+/// The batch direct interface (`update_ftrace_direct_add()`, `_del()`,
+/// `_mod()`, through the kernel's own entry points) on two functions of
+/// `c/rftrace_kunit_sites.c` that nothing calls, with two targets: the
+/// cases of the single interface (register, refuse a function that has a
+/// target, add to a registered ops, retarget, refuse a delete with the
+/// wrong target, delete, unregister with the last function, refuse on an
+/// ops that is gone, register again), checked on the direct-functions
+/// table and the ops' flags. The line of the first check that does not
+/// hold, or `None`.
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+fn batch_direct_cases() -> Option<u32> {
+    use kernel::{
+        alloc::{
+            flags::GFP_KERNEL,
+            KBox, //
+        },
+        bindings,
+        error::code::EINVAL, //
+    };
+    let mut first = None;
+    // SAFETY: looks functions of the kernel up in the record table.
+    let site = |f: unsafe extern "C" fn()| unsafe {
+        bindings::ftrace_location(f as *const () as usize as _)
+    };
+    let (a, b) = (
+        site(bindings::rftrace_kunit_site_a) as usize,
+        site(bindings::rftrace_kunit_site_b) as usize,
+    );
+    let t1 = bindings::rftrace_kunit_target_1 as *const () as usize;
+    let t2 = bindings::rftrace_kunit_target_2 as *const () as usize;
+    expect!(first, a != 0 && b != 0);
+    if first.is_some() {
+        return first;
+    }
+    // SAFETY: reads the direct-functions table with RCU (the call takes
+    // what it needs).
+    let direct = |ip: usize| unsafe { bindings::ftrace_find_rec_direct(ip as _) } as usize;
+    let (Some(a1), Some(a2), Some(b2), Some(empty)) = (
+        BatchHash::of(&[(a, t1)]),
+        BatchHash::of(&[(a, t2)]),
+        BatchHash::of(&[(b, t2)]),
+        BatchHash::of(&[]),
+    ) else {
+        return Some(line!());
+    };
+    let Ok(ops) = KBox::new(bindings::ftrace_ops::default(), GFP_KERNEL) else {
+        return Some(line!());
+    };
+    let ops = KBox::into_raw(ops);
+    // SAFETY: `ops` is ours and live until the end; the interface owns its
+    // flags while it is registered, and this reads them between calls.
+    let enabled = || unsafe { (*ops).flags } & bindings::FTRACE_OPS_FL_ENABLED as usize != 0;
+    // SAFETY: a live ops and live hashes, neither lock held.
+    let add = |h: &BatchHash| unsafe { bindings::update_ftrace_direct_add(ops, h.0) };
+    // SAFETY: as above.
+    let del = |h: &BatchHash| unsafe { bindings::update_ftrace_direct_del(ops, h.0) };
+    // SAFETY: as above; `true`: the call takes direct_mutex.
+    let retarget = |h: &BatchHash| unsafe { bindings::update_ftrace_direct_mod(ops, h.0, true) };
+    let einval = EINVAL.to_errno();
+
+    expect!(first, add(&empty) == einval && !enabled());
+    expect!(first, add(&a1) == 0 && enabled() && direct(a) == t1);
+    // A function with a target already.
+    expect!(first, add(&a2) == einval && direct(a) == t1);
+    // Another function joins the registered ops.
+    expect!(first, add(&b2) == 0 && direct(b) == t2 && direct(a) == t1);
+    expect!(
+        first,
+        retarget(&a2) == 0 && direct(a) == t2 && direct(b) == t2
+    );
+    // A delete must name the target the table has.
+    expect!(first, del(&a1) == einval && direct(a) == t2);
+    expect!(first, del(&a2) == 0 && direct(a) == 0 && enabled());
+    // The last function: the ops is unregistered.
+    expect!(first, del(&b2) == 0 && direct(b) == 0 && !enabled());
+    expect!(first, del(&b2) == einval && retarget(&b2) == einval);
+    // And can be registered again.
+    expect!(first, add(&a1) == 0 && enabled() && direct(a) == t1);
+    expect!(first, del(&a1) == 0 && direct(a) == 0 && !enabled());
+    if !enabled() {
+        // SAFETY: from `KBox::into_raw()` above, and unregistered: after
+        // the grace periods the last delete waited for, nothing uses it.
+        drop(unsafe { KBox::from_raw(ops) });
+    }
+    first
 }
