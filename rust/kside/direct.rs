@@ -532,11 +532,14 @@ pub(crate) unsafe fn batch_add(
         if register {
             let busy = FtraceLocked::with(|lock| {
                 // SAFETY: a live ops (function contract), under ftrace_lock.
-                unsafe { Ops::from_raw(ops, lock) }.is_none_or(|o| {
-                    o.has_func()
-                        || o.props().trampoline
-                        || o.flags() & crate::rfcore::registry::ops_fl::ENABLED != 0
-                })
+                match unsafe { Ops::from_raw(ops, lock) } {
+                    Some(o) => {
+                        o.has_func()
+                            || o.props().trampoline
+                            || o.flags() & crate::rfcore::registry::ops_fl::ENABLED != 0
+                    }
+                    None => true,
+                }
             });
             if busy {
                 return (Err(EINVAL), None);
