@@ -100,8 +100,7 @@ struct Table<'a> {
 
 impl<'a> Table<'a> {
     fn of(_lock: &'a DirectLocked) -> Self {
-        // SAFETY: only computes the address of a static.
-        let slot = unsafe { bindings::ftrace_c_direct_slot() };
+        let slot = crate::kside::shim::ftrace_c_direct_slot();
         // INVARIANT: the table's slot, with `direct_mutex` held for `'a`.
         Table {
             slot,
@@ -519,79 +518,80 @@ pub(crate) unsafe fn batch_add(
     if count(hash) == 0 {
         return Err(EINVAL);
     }
-    let (ret, retired) = DirectLocked::with(|direct| -> (Result, Option<Retired>) {
-        let table = Table::of(direct);
-        // SAFETY: both live (the table under direct_mutex), only read.
-        if unsafe { bindings::rftrace_shim_hash_meets(hash, table.current()) } {
-            return (Err(EINVAL), None);
-        }
-        // SAFETY: a live ops; its filter changes only under direct_mutex
-        // for a direct ops.
-        let old_filter = unsafe { bindings::ftrace_c_direct_filter(ops) };
-        let register = count(old_filter) == 0;
-        if register {
-            let busy = FtraceLocked::with(|lock| {
-                // SAFETY: a live ops (function contract), under ftrace_lock.
-                match unsafe { Ops::from_raw(ops, lock) } {
-                    Some(o) => {
-                        o.has_func()
-                            || o.props().trampoline
-                            || o.flags() & crate::rfcore::registry::ops_fl::ENABLED != 0
+    let (ret, retired, registered) =
+        DirectLocked::with(|direct| -> (Result, Option<Retired>, bool) {
+            let table = Table::of(direct);
+            // SAFETY: both live (the table under direct_mutex), only read.
+            if unsafe { bindings::rftrace_shim_hash_meets(hash, table.current()) } {
+                return (Err(EINVAL), None, false);
+            }
+            // SAFETY: a live ops; its filter changes only under direct_mutex
+            // for a direct ops.
+            let old_filter = unsafe { bindings::ftrace_c_direct_filter(ops) };
+            let register = count(old_filter) == 0;
+            if register {
+                let busy = FtraceLocked::with(|lock| {
+                    // SAFETY: a live ops (function contract), under ftrace_lock.
+                    match unsafe { Ops::from_raw(ops, lock) } {
+                        Some(o) => {
+                            o.has_func()
+                                || o.props().trampoline
+                                || o.flags() & crate::rfcore::registry::ops_fl::ENABLED != 0
+                        }
+                        None => true,
                     }
-                    None => true,
+                });
+                if busy {
+                    return (Err(EINVAL), None, false);
                 }
-            });
-            if busy {
-                return (Err(EINVAL), None);
             }
-        }
-        // SAFETY: live hashes (or a null filter), only read.
-        let new_filter = Own(unsafe { bindings::ftrace_c_direct_hash_add(old_filter, hash) });
-        if new_filter.0.is_null() {
-            return (Err(ENOMEM), None);
-        }
-        // SAFETY: as above, the table kept by direct_mutex.
-        let new_table = unsafe { bindings::ftrace_c_direct_hash_add(table.current(), hash) };
-        if new_table.is_null() {
-            return (Err(ENOMEM), None);
-        }
-        // INVARIANT: just allocated, seen by nobody.
-        let installed = table.install(NewTable(new_table));
-        let ret = if register {
-            let filter = new_filter.give();
-            // SAFETY: a live ops that traces nothing yet takes the new
-            // filter as its own.
-            unsafe { bindings::ftrace_c_direct_batch_ops(ops, filter, true) };
-            // SAFETY: a live ops; takes ftrace_lock itself, direct_mutex
-            // is held as 7.2 holds it here.
-            let ret = unsafe { bindings::ftrace_c_direct_register(ops) };
-            if ret != 0 {
-                // SAFETY: the ops did not start: its old (empty) filter
-                // goes back, and the new one is ours again.
-                unsafe { bindings::ftrace_c_direct_batch_ops(ops, old_filter, false) };
-                drop(Own(filter));
+            // SAFETY: live hashes (or a null filter), only read.
+            let new_filter = Own(unsafe { bindings::ftrace_c_direct_hash_add(old_filter, hash) });
+            if new_filter.0.is_null() {
+                return (Err(ENOMEM), None, false);
+            }
+            // SAFETY: as above, the table kept by direct_mutex.
+            let new_table = unsafe { bindings::ftrace_c_direct_hash_add(table.current(), hash) };
+            if new_table.is_null() {
+                return (Err(ENOMEM), None, false);
+            }
+            // INVARIANT: just allocated, seen by nobody.
+            let installed = table.install(NewTable(new_table));
+            let ret = if register {
+                let filter = new_filter.give();
+                // SAFETY: a live ops that traces nothing yet takes the new
+                // filter as its own.
+                unsafe { bindings::ftrace_c_direct_batch_ops(ops, filter, true) };
+                // SAFETY: a live ops; takes ftrace_lock itself, direct_mutex
+                // is held as 7.2 holds it here.
+                let ret = unsafe { bindings::ftrace_c_direct_register(ops) };
+                if ret != 0 {
+                    // SAFETY: the ops did not start: its old (empty) filter
+                    // goes back, and the new one is ours again.
+                    unsafe { bindings::ftrace_c_direct_batch_ops(ops, old_filter, false) };
+                    drop(Own(filter));
+                } else {
+                    // The ops owns the new filter; its old one was empty.
+                    drop(Own(old_filter));
+                }
+                ret
             } else {
-                // The ops owns the new filter; its old one was empty.
-                drop(Own(old_filter));
-            }
-            ret
-        } else {
-            // SAFETY: a live, enabled ops; the filter is copied.
-            FtraceLocked::with(|_lock| unsafe {
-                bindings::ftrace_c_direct_update_filter(ops, new_filter.0)
-            })
-        };
-        let retired = if ret == 0 {
-            installed.keep()
-        } else {
-            installed.undo()
-        };
-        (to_result(ret), Some(retired))
-    });
+                // SAFETY: a live, enabled ops; the filter is copied.
+                FtraceLocked::with(|_lock| unsafe {
+                    bindings::ftrace_c_direct_update_filter(ops, new_filter.0)
+                })
+            };
+            let retired = if ret == 0 {
+                installed.keep()
+            } else {
+                installed.undo()
+            };
+            (to_result(ret), Some(retired), register)
+        });
     if let Some(retired) = retired {
         retired.free_after_grace_period();
     }
-    if ret.is_ok() {
+    if ret.is_ok() && registered {
         bump(&STATS.direct_registered, 1);
     }
     ret
@@ -620,8 +620,7 @@ pub(crate) unsafe fn batch_del(
         // SAFETY: a live ops, its filter kept by direct_mutex.
         let old_filter = unsafe { bindings::ftrace_c_direct_filter(ops) };
         // SAFETY: live hashes, only read.
-        // SAFETY: only returns the address of a static.
-        if now == unsafe { bindings::ftrace_c_direct_empty() }
+        if now == crate::kside::shim::ftrace_c_direct_empty()
             || count(old_filter) == 0
             || !unsafe { bindings::rftrace_shim_direct_table_holds(now, hash) }
         {
@@ -702,8 +701,7 @@ pub(crate) unsafe fn batch_mod(
         let table = Table::of(direct);
         // SAFETY: a live ops, its filter kept by direct_mutex.
         let filter = unsafe { bindings::ftrace_c_direct_filter(ops) };
-        // SAFETY: only returns the address of a static.
-        if table.current() == unsafe { bindings::ftrace_c_direct_empty() } || filter.is_null() {
+        if table.current() == crate::kside::shim::ftrace_c_direct_empty() || filter.is_null() {
             return Err(EINVAL);
         }
         // SAFETY: the static stub, initialised by the call, covering the

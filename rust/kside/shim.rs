@@ -37,6 +37,14 @@ unsafe extern "C" {
     /// The flags a direct ops of the multi interface must carry.
     #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
     pub(crate) safe fn ftrace_c_direct_multi_flags() -> c_ulong;
+    /// Where the direct-functions table is published (a static's
+    /// address).
+    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+    pub(crate) safe fn ftrace_c_direct_slot() -> *mut *mut bindings::ftrace_hash;
+    /// The empty direct-functions table (`EMPTY_HASH`, a static's
+    /// address).
+    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+    pub(crate) safe fn ftrace_c_direct_empty() -> *mut bindings::ftrace_hash;
     /// `MAX_PAGE_ORDER`.
     pub(crate) safe fn rftrace_shim_max_order() -> c_int;
     /// The address of `ftrace_caller` (or with `regs` the caller that
@@ -81,6 +89,18 @@ same_prototype!(
     bindings::ftrace_c_direct_multi_flags,
     ftrace_c_direct_multi_flags,
     fn() -> c_ulong
+);
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+same_prototype!(
+    bindings::ftrace_c_direct_slot,
+    ftrace_c_direct_slot,
+    fn() -> *mut *mut bindings::ftrace_hash
+);
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+same_prototype!(
+    bindings::ftrace_c_direct_empty,
+    ftrace_c_direct_empty,
+    fn() -> *mut bindings::ftrace_hash
 );
 same_prototype!(
     bindings::rftrace_shim_max_order,

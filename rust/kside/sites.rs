@@ -89,7 +89,11 @@ impl Block for KBlock {
         self.words.len()
     }
     fn load(&self, i: usize) -> usize {
-        self.words.get(i).map_or(0, |w| w.load(Relaxed))
+        // The registry is the only writer, under ftrace_lock, and only it
+        // calls `load`: a plain read, not the out-of-line atomic helper.
+        // SAFETY: a live, aligned word of the block; every concurrent
+        // access is a read (the list function's), and reads do not race.
+        self.words.get(i).map_or(0, |w| unsafe { *w.as_ptr() })
     }
     fn store(&self, i: usize, v: usize) {
         if let Some(w) = self.words.get(i) {

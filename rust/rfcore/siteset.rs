@@ -681,7 +681,11 @@ impl<M: Mem> Sites<M> {
             *l = next | DIRTY;
         }
         if let Some(t) = &self.table {
-            t.store(Self::slot_word(slot).saturating_add(1), 0);
+            // A site just inserted, or staged already, has no set word.
+            let w = Self::slot_word(slot).saturating_add(1);
+            if t.load(w) != 0 {
+                t.store(w, 0);
+            }
         }
         self.stats.updates = self.stats.updates.saturating_add(1);
         Ok(())
