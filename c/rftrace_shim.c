@@ -396,26 +396,12 @@ bool rftrace_shim_direct_table_holds(struct ftrace_hash *table,
 	return true;
 }
 
-void rftrace_shim_direct_table_retarget(struct ftrace_hash *table,
-					struct ftrace_hash *hash)
-{
-	struct ftrace_func_entry *entry, *in_table;
-	unsigned long i;
-
-	for (i = 0; i < (1UL << hash->size_bits); i++) {
-		hlist_for_each_entry(entry, &hash->buckets[i], hlist) {
-			in_table = ftrace_lookup_ip(table, entry->ip);
-			if (in_table)
-				WRITE_ONCE(in_table->direct, entry->direct);
-		}
-	}
-}
-
 /*
- * Every function of @hash (an ops' filter) records @addr as its direct
- * target; with @table, the entries of @table for those functions call
- * @addr too (under ftrace_lock, which the list function's readers of the
- * table do not take: each entry's target is one word).
+ * Every function of @hash records its direct target: @addr, or with @addr
+ * 0 the target its entry of @hash names; with @table, the entries of
+ * @table for those functions get it instead (under ftrace_lock, which the
+ * list function's readers of the table do not take: each entry's target
+ * is one word).
  */
 void rftrace_shim_direct_retarget(struct ftrace_hash *table,
 				  struct ftrace_hash *hash, unsigned long addr)
@@ -425,13 +411,15 @@ void rftrace_shim_direct_retarget(struct ftrace_hash *table,
 
 	for (i = 0; i < (1UL << hash->size_bits); i++) {
 		hlist_for_each_entry(entry, &hash->buckets[i], hlist) {
+			unsigned long target = addr ?: entry->direct;
+
 			if (!table) {
-				entry->direct = addr;
+				entry->direct = target;
 				continue;
 			}
 			in_table = ftrace_lookup_ip(table, entry->ip);
 			if (in_table)
-				WRITE_ONCE(in_table->direct, addr);
+				WRITE_ONCE(in_table->direct, target);
 		}
 	}
 }

@@ -390,8 +390,6 @@ struct ftrace_hash *rftrace_shim_direct_table_without(struct ftrace_hash *table,
 						      unsigned long addr);
 bool rftrace_shim_direct_table_holds(struct ftrace_hash *table,
 				     struct ftrace_hash *hash);
-void rftrace_shim_direct_table_retarget(struct ftrace_hash *table,
-					struct ftrace_hash *hash);
 int rftrace_shim_hash_combine(struct ftrace_hash *a, struct ftrace_hash *b,
 			      unsigned int op, struct ftrace_hash **out);
 struct ftrace_ops *rftrace_shim_subops_next(struct ftrace_ops *ops,

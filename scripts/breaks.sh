@@ -43,7 +43,7 @@ break_def() { # NAME
 	batch-del-keeps-entries)
 		BREAK_WHAT="the batch interface's delete never publishes the table without the deleted functions"
 		BREAK_FILE=rust/kside/direct.rs
-		BREAK_PERL='s/table\.install\(new_table\)\.keep\(\)/Retired(new_table.0)/'
+		BREAK_PERL='s/table\.install\(new_table\)\.keep\(\)/Retired(new_table.give())/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=kunit:batch_direct_interface_keeps_the_table_and_the_ops ;;
 	direct-waits-under-mutex)
@@ -103,7 +103,7 @@ break_def() { # NAME
 	registry-walk-ignores-notrace)
 		BREAK_WHAT="the Rust registry's accounting walk ignores the notrace hash (the consistency check, which reads the hashes through C, logs the records it counts wrongly)"
 		BREAK_FILE=rust/kside/registry.rs
-		BREAK_PERL='s/walk_matches\(reach, in_filter, notrace\.contains\(ip\)\)/walk_matches(reach, in_filter, false)/'
+		BREAK_PERL='s/walk_matches\(reach, in_filter, in_notrace\)/walk_matches(reach, in_filter, in_notrace \&\& false)/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:fgraph-notrace-covers-filter.tc ;;
 	ipmodify-double-claim)
@@ -145,7 +145,7 @@ break_def() { # NAME
 	direct-table-unpublished)
 		BREAK_WHAT="a direct registration builds the new direct-functions table but never publishes it (shared sites find no target)"
 		BREAK_FILE=rust/kside/direct.rs
-		BREAK_PERL='s/        self\.atomic\(\)\.store\(new\.0, Release\);\n/        let _ = Release;\n/; s/    fn keep\(self\) -> Retired \{\n        Retired\(self\.old\)/    fn keep(self) -> Retired {\n        Retired(self.new)/'
+		BREAK_PERL='s/        self\.atomic\(\)\.store\(new, Release\);\n/        let _ = Release;\n/; s/    fn keep\(self\) -> Retired \{\n        Retired\(self\.old\)/    fn keep(self) -> Retired {\n        Retired(self.new)/'
 		BREAK_VARIANT=shadow
 		BREAK_ARCH=x86_64
 		BREAK_EXPECT=selftest:registry-direct-modules.tc ;;
@@ -182,7 +182,7 @@ break_def() { # NAME
 	module-groups-kept)
 		BREAK_WHAT="a module's record groups stay in the table when it goes"
 		BREAK_FILE=rust/kside/records.rs
-		BREAK_PERL='s/unsafe \{ bindings::rftrace_shim_within_module\(module, c_word\(ip\)\) \}/(unsafe { bindings::rftrace_shim_within_module(module, c_word(ip)) }) \&\& false/'
+		BREAK_PERL='s/unsafe \{ bindings::rftrace_shim_within_module\(module\.as_ptr\(\), c_word\(ip\)\) \}/(unsafe { bindings::rftrace_shim_within_module(module.as_ptr(), c_word(ip)) }) \&\& false/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:module-churn.tc ;;
 	call-ops-7.2-rule)
@@ -203,7 +203,7 @@ break_def() { # NAME
 	init-writes-nothing)
 		BREAK_WHAT="the boot and module-load conversion checks each site but never writes the NOP (the compiler's call stays)"
 		BREAK_FILE=rust/kside/pass.rs
-		BREAK_PERL='s/(arch\.check\(&change\)\?;\n\s+)arch\.write\(&change\)\n/${1}Ok(())\n/'
+		BREAK_PERL='s/(let change = Checked::check\(arch, change\)\?;\n\s+)arch\.write\(&change\)\n/${1}let _ = change;\n                    Ok(())\n/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;
 	record-pointer-trusted)

@@ -132,6 +132,8 @@ host_check "KCSAN report rule" kcsan-self-test.log \
 	python3 "$top/scripts/kcsan-report.py" --self-test
 step "host: every entry point is in docs/locking.md (locking-doc-check.sh)"
 host_check "locking doc" locking-doc-check.log "$top/scripts/locking-doc-check.sh"
+step "host: every deliberate break still applies (breaks-apply-check.sh)"
+host_check "breaks apply" breaks-apply-check.log "$top/scripts/breaks-apply-check.sh"
 step "host: the README names only what exists (readme-check.sh)"
 host_check "README check" readme-check.log "$top/scripts/readme-check.sh"
 fi

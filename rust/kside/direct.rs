@@ -29,7 +29,10 @@
 //! A leaf module with `unsafe` code: the C calls on `direct_mutex`, the
 //! table and the direct fields of an ops.
 
-use core::marker::PhantomData;
+use core::{
+    marker::PhantomData,
+    ptr::NonNull, //
+};
 
 use kernel::{
     alloc::KVVec,
@@ -56,15 +59,20 @@ use crate::{
     bump,
     kside::env::{
         c_word,
+        CallOps,
         Ops, //
     },
-    kside::hash::KHash,
+    kside::hash::{
+        HashRef,
+        KHash, //
+    },
     kside::ipmodify,
     kside::lock::{
         DirectLocked,
         FtraceLocked, //
     },
     kside::registry,
+    kside::shim,
     rfcore::direct::{
         self as rules,
         Asking,
@@ -91,8 +99,9 @@ fn errno(r: Refusal) -> Error {
 ///
 /// # Invariants
 ///
-/// `slot` is the kernel's table pointer, written only under
-/// `direct_mutex`, held for `'a`.
+/// `slot` is the kernel's table pointer, which never holds null, written
+/// only under `direct_mutex`, held for `'a`; a table it held is freed only
+/// through [`Retired`], after `direct_mutex` is dropped.
 struct Table<'a> {
     slot: *mut *mut bindings::ftrace_hash,
     _lock: PhantomData<&'a DirectLocked>,
@@ -100,7 +109,7 @@ struct Table<'a> {
 
 impl<'a> Table<'a> {
     fn of(_lock: &'a DirectLocked) -> Self {
-        let slot = crate::kside::shim::ftrace_c_direct_slot();
+        let slot = shim::ftrace_c_direct_slot();
         // INVARIANT: the table's slot, with `direct_mutex` held for `'a`.
         Table {
             slot,
@@ -115,79 +124,91 @@ impl<'a> Table<'a> {
         unsafe { Atomic::from_ptr(self.slot) }
     }
 
-    /// The table now (never null: `EMPTY_HASH` when it has no entry).
-    fn current(&self) -> *mut bindings::ftrace_hash {
-        self.atomic().load(Relaxed)
+    /// The table now, for as long as `self` is borrowed: replacing it
+    /// ([`Table::install()`]) takes `self`. Never `None`: the slot holds
+    /// `EMPTY_HASH` when the table has no entry.
+    fn current(&self) -> Option<HashRef<'_>> {
+        let now = self.atomic().load(Relaxed);
+        // SAFETY: the table in the slot is replaced only under
+        // direct_mutex, by `install()`, which cannot run while `self` is
+        // borrowed, and freed after direct_mutex is dropped (type
+        // invariants).
+        unsafe { HashRef::from_raw(now) }
+    }
+
+    /// Whether the table has no entry.
+    fn is_empty(&self) -> bool {
+        self.atomic().load(Relaxed) == shim::ftrace_c_direct_empty()
     }
 
     /// Publishes `new` for the readers (a release store, as
     /// `rcu_assign_pointer()`), keeping the table it replaces until the
     /// change is kept or undone.
-    fn install(&self, new: NewTable) -> Installed<'a> {
-        let old = self.current();
-        self.atomic().store(new.0, Release);
+    fn install(self, new: NewTable) -> Installed<'a> {
+        let new = new.give();
+        let old = self.atomic().load(Relaxed);
+        self.atomic().store(new, Release);
         // INVARIANT: `new` is in the slot now, and replaced `old`.
         Installed {
-            slot: Table {
-                slot: self.slot,
-                _lock: PhantomData,
-            },
-            new: new.0,
+            slot: self,
+            new,
             old,
         }
     }
 }
 
-/// A direct-functions table built and not yet published.
+/// A hash just allocated that nobody else has: a new direct-functions
+/// table, or a new filter for a direct ops.
 ///
 /// # Invariants
 ///
-/// `.0` is a live hash nobody else has.
-#[must_use = "a new table is installed"]
-struct NewTable(*mut bindings::ftrace_hash);
+/// `.0` is a live hash nobody else has, freed on drop unless given away.
+#[must_use = "a new hash is installed or dropped"]
+struct NewTable(NonNull<bindings::ftrace_hash>);
 
 impl NewTable {
-    /// The entries of `table` and, for each function of `hash`, one
-    /// calling `addr`, in a table `bits` wide.
-    fn build(
-        table: *mut bindings::ftrace_hash,
-        hash: &KHash<'_>,
-        addr: u64,
-        bits: u32,
-    ) -> Result<Self> {
-        // SAFETY: `table` is the live table, kept by direct_mutex (the
-        // caller's `Table`), and `hash` a live ops hash under ftrace_lock;
-        // both are only read.
-        let new = unsafe {
-            bindings::rftrace_shim_direct_table_with(table, hash.as_ptr(), c_word(addr), bits)
-        };
-        if new.is_null() {
-            return Err(ENOMEM);
-        }
-        // INVARIANT: just allocated, seen by nobody.
-        Ok(NewTable(new))
+    /// The hash a C allocation returned (null: out of memory).
+    fn from_alloc(new: *mut bindings::ftrace_hash) -> Result<Self> {
+        // INVARIANT: the callers pass a hash C just allocated for them.
+        NonNull::new(new).map(NewTable).ok_or(ENOMEM)
+    }
+
+    /// A view of the hash while `self` is borrowed.
+    fn view(&self) -> HashRef<'_> {
+        // SAFETY: live and ours alone (type invariants), so unchanged
+        // while `self` is borrowed.
+        unsafe { HashRef::from_non_null(self.0) }
+    }
+
+    /// The hash, which the caller now owns.
+    fn give(self) -> *mut bindings::ftrace_hash {
+        let p = self.0.as_ptr();
+        core::mem::forget(self);
+        p
     }
 }
 
-impl NewTable {
-    /// The entries of `table` but those of `ops`' functions that call
-    /// `addr`, in a table as wide.
-    fn without(
-        table: *mut bindings::ftrace_hash,
-        ops: *mut bindings::ftrace_ops,
-        addr: u64,
-        _lock: &DirectLocked,
-    ) -> Result<Self> {
-        // SAFETY: `table` is the live table and `ops` a live direct ops
-        // whose filter only changes under direct_mutex, which is held;
-        // both are only read.
-        let new = unsafe { bindings::rftrace_shim_direct_table_without(table, ops, c_word(addr)) };
-        if new.is_null() {
-            return Err(ENOMEM);
-        }
-        // INVARIANT: just allocated, seen by nobody.
-        Ok(NewTable(new))
+impl Drop for NewTable {
+    fn drop(&mut self) {
+        // SAFETY: ours alone and never published (type invariants).
+        unsafe { bindings::free_ftrace_hash(self.0.as_ptr()) };
     }
+}
+
+/// The entries of `table` and, for each function of `hash`, one calling
+/// `addr`, in a table `bits` wide.
+fn table_with(
+    table: Option<HashRef<'_>>,
+    hash: HashRef<'_>,
+    addr: u64,
+    bits: u32,
+) -> Result<NewTable> {
+    NewTable::from_alloc(shim::rftrace_shim_direct_table_with(
+        table,
+        hash,
+        c_word(addr),
+        bits,
+    ))
 }
 
 /// The grace-period waits an unregistration left for after `direct_mutex`
@@ -201,6 +222,19 @@ impl NewTable {
 struct Waits(*mut bindings::ftrace_release);
 
 impl Waits {
+    /// Stops `ops` (the registry's shut-down, which takes `ftrace_lock`
+    /// itself) and keeps its grace-period waits for after `direct_mutex`
+    /// is dropped; 0 or the shut-down's errno.
+    fn shut_down(ops: CallOps<'_>, _direct: &DirectLocked) -> (Self, c_int) {
+        let mut ret: c_int = 0;
+        // SAFETY: a live ops (`CallOps`); ftrace_lock is not held, since
+        // only closures of `FtraceLocked::with()` hold it and none is
+        // open across this.
+        let rel = unsafe { bindings::ftrace_c_unregister_deferred(ops.as_ptr(), &mut ret) };
+        // INVARIANT: the record, which only `finish()` finishes.
+        (Waits(rel), ret)
+    }
+
     /// Waits until no task can be on the ops' code any more, then frees
     /// what it left. Called without `direct_mutex` and `ftrace_lock`.
     fn finish(self) {
@@ -247,7 +281,7 @@ struct Retired(*mut bindings::ftrace_hash);
 
 impl Retired {
     /// Frees the table after an RCU-tasks grace period (`EMPTY_HASH` is
-    /// never freed).
+    /// never freed). Called after `direct_mutex` is dropped.
     fn free_after_grace_period(self) {
         // SAFETY: ours alone to free (type invariants); call_rcu_tasks()
         // waits for the readers, trampolines included.
@@ -255,57 +289,67 @@ impl Retired {
     }
 }
 
-/// `ops` becomes a direct ops calling `addr` (its function, flags,
-/// trampoline and target), or (`on` false) keeps no function or
-/// trampoline, as 7.2 leaves it for another registration.
-fn make_direct(ops: Ops<'_>, addr: u64, on: bool) {
-    // SAFETY: a live ops under ftrace_lock (type invariants of `Ops`),
-    // not started when `on`, or no longer started when not.
-    unsafe { bindings::ftrace_c_direct_ops(ops.as_ptr(), c_word(addr), on) };
+/// The direct fields and the filter of an ops, which only this module
+/// writes, under `direct_mutex`.
+impl CallOps<'_> {
+    /// `ops` becomes a direct ops calling `addr` (its function, flags,
+    /// trampoline and target), or (`on` false) keeps no function or
+    /// trampoline, as 7.2 leaves it for another registration.
+    fn make_direct(self, addr: u64, on: bool, _direct: &DirectLocked) {
+        // SAFETY: a live ops (`CallOps`); its direct fields are written
+        // only under direct_mutex, held.
+        unsafe { bindings::ftrace_c_direct_ops(self.as_ptr(), c_word(addr), on) };
+    }
+
+    /// The ops' filter, kept by `direct_mutex` until this module replaces
+    /// it (the callers take no view of it past that).
+    fn direct_filter<'d>(self, _direct: &'d DirectLocked) -> Option<HashRef<'d>> {
+        // SAFETY: a live ops; a direct ops' filter changes only under
+        // direct_mutex, held for `'d`, by this module.
+        unsafe { HashRef::from_raw(bindings::ftrace_c_direct_filter(self.as_ptr())) }
+    }
 }
 
 /// `register_ftrace_direct()`.
 pub(crate) fn register(
-    ops: Ops<'_>,
+    ops: CallOps<'_>,
     addr: u64,
     direct: &DirectLocked,
     lock: &FtraceLocked,
 ) -> Result {
-    let props = ops.props();
-    let filter = KHash::of_ops(ops, false);
+    let handle = ops.locked(lock);
+    let props = handle.props();
+    let filter = KHash::of_ops(handle, false);
     rules::admit(&Asking {
-        flags: ops.flags(),
-        has_func: ops.has_func(),
+        flags: handle.flags(),
+        has_func: handle.has_func(),
         has_trampoline: props.trampoline,
         filter_empty: filter.count() == 0,
     })
     .map_err(errno)?;
+    let fview = filter.view().ok_or(EINVAL)?;
     let table = Table::of(direct);
     let now = table.current();
-    // SAFETY: both live: the table under direct_mutex, the filter under
-    // ftrace_lock; only read.
-    if unsafe { bindings::rftrace_shim_hash_meets(filter.as_ptr(), now) } {
+    if fview.meets(now) {
         return Err(errno(Refusal::Busy));
     }
-    // SAFETY: the live table, only read.
-    let in_table = crate::kside::env::word(unsafe { bindings::rftrace_shim_hash_count(now) });
-    let bits = rules::table_bits(filter.count(), in_table);
-    let new = NewTable::build(now, &filter, addr, bits)?;
+    let bits = rules::table_bits(fview.count(), HashRef::count_of(now));
+    let new = table_with(now, fview, addr, bits)?;
     // SAFETY: the ops' filter, under ftrace_lock: each entry records the
     // target (only the `direct` word of its entries is written).
     unsafe {
-        bindings::rftrace_shim_direct_retarget(core::ptr::null_mut(), filter.as_ptr(), c_word(addr))
+        bindings::rftrace_shim_direct_retarget(core::ptr::null_mut(), fview.as_ptr(), c_word(addr))
     };
     let installed = table.install(new);
-    make_direct(ops, addr, true);
-    match registry::startup(ops, 0, lock) {
+    ops.make_direct(addr, true, direct);
+    match registry::startup(handle, 0, lock) {
         Ok(()) => {
             installed.keep().free_after_grace_period();
             bump(&STATS.direct_registered, 1);
             Ok(())
         }
         Err(e) => {
-            make_direct(ops, addr, false);
+            ops.make_direct(addr, false, direct);
             installed.undo().free_after_grace_period();
             Err(e)
         }
@@ -314,14 +358,9 @@ pub(crate) fn register(
 
 /// The checks of `unregister_ftrace_direct()` and `modify_ftrace_direct()`
 /// on the ops' flags.
-fn admit_change(ops: *mut bindings::ftrace_ops) -> Result {
-    FtraceLocked::with(|lock| {
-        // SAFETY: the caller's ops (live for the call, the entries'
-        // contract), under ftrace_lock.
-        let ops = unsafe { Ops::from_raw(ops, lock) }.ok_or(EINVAL)?;
-        let multi = crate::kside::env::word(crate::kside::shim::ftrace_c_direct_multi_flags());
-        rules::admit_change(ops.flags(), multi).map_err(errno)
-    })
+fn admit_change(ops: CallOps<'_>) -> Result {
+    let multi = crate::kside::env::word(shim::ftrace_c_direct_multi_flags());
+    FtraceLocked::with(|lock| rules::admit_change(ops.locked(lock).flags(), multi).map_err(errno))
 }
 
 /// `unregister_ftrace_direct()`.
@@ -332,46 +371,42 @@ fn admit_change(ops: *mut bindings::ftrace_ops) -> Result {
 /// table is freed after an RCU-tasks grace period, not in place as 7.2
 /// does under readers of the table. Out of memory for the new table, the
 /// entries are taken out in place after the waits, with `ftrace_lock`
-/// held as well so that no update pass reads them meanwhile.
-///
-/// # Safety
-///
-/// `ops` is a live ops, registered with `register_ftrace_direct()` or not;
-/// the caller holds neither `direct_mutex` nor `ftrace_lock`.
-pub(crate) unsafe fn unregister(
-    ops: *mut bindings::ftrace_ops,
-    addr: u64,
-    free_filters: bool,
-) -> Result {
+/// held as well so that no update pass reads them meanwhile. The caller
+/// holds neither `direct_mutex` nor `ftrace_lock`.
+pub(crate) fn unregister(ops: CallOps<'_>, addr: u64, free_filters: bool) -> Result {
     admit_change(ops)?;
     let (ret, waits, retired) = DirectLocked::with(|direct| {
-        let mut ret: c_int = 0;
-        // SAFETY: a live ops; the shut-down takes ftrace_lock itself and
-        // leaves its waits in the record (or waits, without one).
-        let waits = Waits(unsafe { bindings::ftrace_c_unregister_deferred(ops, &mut ret) });
+        let (waits, ret) = Waits::shut_down(ops, direct);
         let table = Table::of(direct);
-        let retired = NewTable::without(table.current(), ops, addr, direct)
-            .map(|new| table.install(new).keep())
-            .ok();
-        (ret, waits, retired)
+        // SAFETY: the live table (direct_mutex held) and a live direct ops
+        // whose filter only changes under direct_mutex; both only read.
+        let new = unsafe {
+            bindings::rftrace_shim_direct_table_without(
+                HashRef::ptr_of(table.current()),
+                ops.as_ptr(),
+                c_word(addr),
+            )
+        };
+        let retired = NewTable::from_alloc(new).map(|new| table.install(new).keep());
+        (ret, waits, retired.ok())
     });
     waits.finish();
-    DirectLocked::with(|_direct| {
+    DirectLocked::with(|direct| {
         match retired {
             Some(retired) => retired.free_after_grace_period(),
             None => FtraceLocked::with(|_lock| {
                 // SAFETY: under direct_mutex and ftrace_lock: the entries
                 // of the ops' functions that call `addr` go, in place.
-                unsafe { bindings::ftrace_c_direct_forget(ops, c_word(addr)) }
+                unsafe { bindings::ftrace_c_direct_forget(ops.as_ptr(), c_word(addr)) }
             }),
         }
-        // SAFETY: under direct_mutex, after the grace periods: the ops
-        // keeps no function for another registration.
-        unsafe { bindings::ftrace_c_direct_ops(ops, c_word(addr), false) };
+        // After the grace periods: the ops keeps no function for another
+        // registration.
+        ops.make_direct(addr, false, direct);
     });
     if free_filters {
         // SAFETY: a live ops, stopped.
-        unsafe { bindings::ftrace_free_filter(ops) };
+        unsafe { bindings::ftrace_free_filter(ops.as_ptr()) };
     }
     bump(&STATS.direct_unregistered, 1);
     to_result(ret)
@@ -381,85 +416,104 @@ pub(crate) unsafe fn unregister(
 /// (`__ftrace_hash_update_ipmodify()` from `update_ftrace_direct_mod()` or
 /// [`modify()`]): the walk takes `ftrace_lock` itself, and the ops is asked
 /// about the functions it shares with an IPMODIFY ops after the lock is
-/// dropped, as 7.2 asks it without the lock.
-///
-/// # Safety
-///
-/// `ops` is a live, initialised ops, `old` and `new` are null or hashes
-/// nobody changes during the call; the caller holds `direct_mutex` and not
-/// `ftrace_lock`.
-pub(crate) unsafe fn retarget_claims(
-    ops: *mut bindings::ftrace_ops,
-    old: *mut bindings::ftrace_hash,
-    new: *mut bindings::ftrace_hash,
+/// dropped, as 7.2 asks it without the lock. The caller holds
+/// `direct_mutex` (which keeps the ops' `ops_func`) and not `ftrace_lock`.
+pub(crate) fn retarget_claims(
+    ops: CallOps<'_>,
+    old: Option<HashRef<'_>>,
+    new: Option<HashRef<'_>>,
+    _direct: &DirectLocked,
 ) -> Result {
     let mut later = KVVec::new();
     FtraceLocked::with(|lock| {
-        // SAFETY: `ops` is live (function contract), under ftrace_lock.
-        let handle = unsafe { Ops::from_raw(ops, lock) }.ok_or(EINVAL)?;
-        // SAFETY: live hashes or null, unchanged during the call (function
-        // contract), under `lock`.
-        let (old, new) = unsafe { (KHash::from_c(old, lock), KHash::from_c(new, lock)) };
+        let (old, new) = (old.map(KHash::of_view), new.map(KHash::of_view));
         let asks = ipmodify::Asks::Later(&mut later);
-        ipmodify::update(handle, old.as_ref(), new.as_ref(), true, lock, asks)
+        ipmodify::update(
+            ops.locked(lock),
+            old.as_ref(),
+            new.as_ref(),
+            true,
+            lock,
+            asks,
+        )
     })?;
     for ip in later {
-        // SAFETY: `ops` is live and the caller holds `direct_mutex`, under
-        // which 7.2 asks a direct ops too.
-        let answer = unsafe { crate::kside::env::share_ipmodify_self_unlocked(ops, ip) };
+        // SAFETY: `ops` is live and direct_mutex is held, under which 7.2
+        // asks a direct ops too.
+        let answer = unsafe { crate::kside::env::share_ipmodify_self_unlocked(ops.as_ptr(), ip) };
         ipmodify::share_answer(answer)?;
     }
     Ok(())
 }
 
+/// A stub ops started over some functions so that their sites go through
+/// the list function while their targets change; stopped on drop.
+///
+/// # Invariants
+///
+/// `.0` is C's static stub ops, started by [`Stub::start()`].
+struct Stub(*mut bindings::ftrace_ops);
+
+impl Stub {
+    /// Starts `tmp`, the static stub ops C just set up.
+    fn start(tmp: *mut bindings::ftrace_ops) -> Result<Self> {
+        // SAFETY: C's static stub ops, live forever and set up for this;
+        // takes ftrace_lock itself, not held here.
+        to_result(unsafe { bindings::ftrace_c_direct_register(tmp) })?;
+        // INVARIANT: started just now.
+        Ok(Stub(tmp))
+    }
+
+    /// The functions the stub holds (the hash C gave it).
+    fn filter(&self) -> Option<HashRef<'_>> {
+        FtraceLocked::with(|lock| {
+            // SAFETY: the static stub, live forever (type invariants).
+            let stub = unsafe { Ops::from_raw(self.0, lock) }?;
+            let filter = KHash::of_ops(stub, false).as_ptr();
+            // SAFETY: the stub's filter is the hash of the caller's call
+            // (C set it up so), unchanged while the stub runs.
+            unsafe { HashRef::from_raw(filter) }
+        })
+    }
+}
+
+impl Drop for Stub {
+    fn drop(&mut self) {
+        // SAFETY: the stub started by `start()`; a static ops, so nothing
+        // waits; takes ftrace_lock itself.
+        unsafe { bindings::unregister_ftrace_function(self.0) };
+    }
+}
+
 /// `modify_ftrace_direct()` (`lock`: takes `direct_mutex`) and
-/// `modify_ftrace_direct_nolock()`.
-///
-/// # Safety
-///
-/// `ops` is a live ops; the caller does not hold `ftrace_lock`, and holds
-/// `direct_mutex` if and only if `lock` is false.
-pub(crate) unsafe fn modify(ops: *mut bindings::ftrace_ops, addr: u64, lock: bool) -> Result {
+/// `modify_ftrace_direct_nolock()`. The caller does not hold
+/// `ftrace_lock`, and holds `direct_mutex` if and only if `lock` is false.
+pub(crate) fn modify(ops: CallOps<'_>, addr: u64, lock: bool) -> Result {
     admit_change(ops)?;
     let run = |direct: &DirectLocked| -> Result {
-        // SAFETY: the ops is live (function contract); the stub ops is
-        // C's static, initialised by the call.
-        let tmp = unsafe { bindings::ftrace_c_direct_tmp_ops(ops, c_word(addr)) };
-        let filter = FtraceLocked::with(|lock| -> Result<_> {
-            // SAFETY: the static stub ops, live forever.
-            let stub = unsafe { Ops::from_raw(tmp, lock) }.ok_or(EINVAL)?;
-            registry::startup(stub, 0, lock)?;
-            // The stub shares the ops' hashes (C set it up so).
-            Ok(KHash::of_ops(stub, false).as_ptr())
-        })?;
-        // SAFETY: the IPMODIFY check of a target change: a live ops and
-        // its filter (which only its owner changes, and not during this
-        // call), with direct_mutex held and ftrace_lock not.
-        let ret =
-            unsafe { retarget_claims(ops, filter, filter) }.map_or_else(|e| e.to_errno(), |()| 0);
-        if ret == 0 {
-            FtraceLocked::with(|lock| {
-                let table = Table::of(direct);
-                // SAFETY: the table under direct_mutex and the ops' filter
-                // under ftrace_lock; only the targets of the table's
-                // entries for the ops' functions are written, one word
-                // each.
-                unsafe {
-                    bindings::rftrace_shim_direct_retarget(table.current(), filter, c_word(addr))
-                };
-                // SAFETY: a live ops (function contract).
-                if let Some(handle) = unsafe { Ops::from_raw(ops, lock) } {
-                    handle.set_direct_call(addr);
-                }
-            });
-        }
-        // SAFETY: the stub started above; unregister_ftrace_function()
-        // takes ftrace_lock itself.
-        unsafe { bindings::unregister_ftrace_function(tmp) };
-        if ret == 0 {
-            bump(&STATS.direct_retargeted, 1);
-        }
-        to_result(ret)
+        // SAFETY: a live ops (`CallOps`); the stub ops is C's static, set
+        // up by the call to share the ops' hashes.
+        let stub =
+            Stub::start(unsafe { bindings::ftrace_c_direct_tmp_ops(ops.as_ptr(), c_word(addr)) })?;
+        let filter = stub.filter();
+        retarget_claims(ops, filter, filter, direct)?;
+        FtraceLocked::with(|lock| {
+            let table = Table::of(direct);
+            // SAFETY: the table under direct_mutex and the ops' filter
+            // under ftrace_lock; only the targets of the table's entries
+            // for the ops' functions are written, one word each.
+            unsafe {
+                bindings::rftrace_shim_direct_retarget(
+                    HashRef::ptr_of(table.current()),
+                    HashRef::ptr_of(filter),
+                    c_word(addr),
+                )
+            };
+            ops.locked(lock).set_direct_call(addr);
+        });
+        drop(stub);
+        bump(&STATS.direct_retargeted, 1);
+        Ok(())
     };
     if lock {
         DirectLocked::with(run)
@@ -468,117 +522,78 @@ pub(crate) unsafe fn modify(ops: *mut bindings::ftrace_ops, addr: u64, lock: boo
     }
 }
 
-/// A hash the batch interface made for itself (7.2's `hash_add()` and
-/// `hash_sub()` copies), freed on drop unless it was handed on.
-///
-/// # Invariants
-///
-/// `.0` is null or a live hash nobody else has.
-struct Own(*mut bindings::ftrace_hash);
-
-impl Own {
-    /// The hash, which the caller now owns (or null).
-    fn give(self) -> *mut bindings::ftrace_hash {
-        let p = self.0;
-        core::mem::forget(self);
-        p
-    }
-}
-
-impl Drop for Own {
-    fn drop(&mut self) {
-        // SAFETY: ours alone (type invariants); free_ftrace_hash() takes
-        // null too.
-        unsafe { bindings::free_ftrace_hash(self.0) };
-    }
-}
-
-/// The number of functions of a live hash (0 for null).
-fn count(hash: *mut bindings::ftrace_hash) -> u64 {
-    // SAFETY: only reads the count of a live hash or null, which the
-    // callers keep live (their contracts).
-    crate::kside::env::word(unsafe { bindings::rftrace_shim_hash_count(hash) })
-}
-
 /// `update_ftrace_direct_add()`: the functions of `hash`, each entry
 /// naming its own target, join the direct ops `ops`, which is registered
 /// if it traces none yet. A function with a target already is refused
 /// (`-EINVAL`, as 7.2), and so is an ops to register that has a function,
 /// a trampoline or is enabled. A new direct table is published under
 /// `direct_mutex` and the old one freed after an RCU-tasks grace period.
-///
-/// # Safety
-///
-/// `ops` is a live ops and `hash` a live hash that nobody changes during
-/// the call; the caller holds neither `direct_mutex` nor `ftrace_lock`.
-pub(crate) unsafe fn batch_add(
-    ops: *mut bindings::ftrace_ops,
-    hash: *mut bindings::ftrace_hash,
-) -> Result {
-    if count(hash) == 0 {
+/// The caller holds neither `direct_mutex` nor `ftrace_lock`.
+pub(crate) fn batch_add(ops: CallOps<'_>, hash: HashRef<'_>) -> Result {
+    if hash.count() == 0 {
         return Err(EINVAL);
     }
     let (ret, retired, registered) =
         DirectLocked::with(|direct| -> (Result, Option<Retired>, bool) {
             let table = Table::of(direct);
-            // SAFETY: both live (the table under direct_mutex), only read.
-            if unsafe { bindings::rftrace_shim_hash_meets(hash, table.current()) } {
+            if hash.meets(table.current()) {
                 return (Err(EINVAL), None, false);
             }
-            // SAFETY: a live ops; its filter changes only under direct_mutex
-            // for a direct ops.
-            let old_filter = unsafe { bindings::ftrace_c_direct_filter(ops) };
-            let register = count(old_filter) == 0;
+            let old_filter = ops.direct_filter(direct);
+            let register = HashRef::count_of(old_filter) == 0;
             if register {
                 let busy = FtraceLocked::with(|lock| {
-                    // SAFETY: a live ops (function contract), under ftrace_lock.
-                    match unsafe { Ops::from_raw(ops, lock) } {
-                        Some(o) => {
-                            o.has_func()
-                                || o.props().trampoline
-                                || o.flags() & crate::rfcore::registry::ops_fl::ENABLED != 0
-                        }
-                        None => true,
-                    }
+                    let o = ops.locked(lock);
+                    o.has_func()
+                        || o.props().trampoline
+                        || o.flags() & crate::rfcore::registry::ops_fl::ENABLED != 0
                 });
                 if busy {
                     return (Err(EINVAL), None, false);
                 }
             }
-            // SAFETY: live hashes (or a null filter), only read.
-            let new_filter = Own(unsafe { bindings::ftrace_c_direct_hash_add(old_filter, hash) });
-            if new_filter.0.is_null() {
-                return (Err(ENOMEM), None, false);
-            }
-            // SAFETY: as above, the table kept by direct_mutex.
-            let new_table = unsafe { bindings::ftrace_c_direct_hash_add(table.current(), hash) };
-            if new_table.is_null() {
-                return (Err(ENOMEM), None, false);
-            }
-            // INVARIANT: just allocated, seen by nobody.
-            let installed = table.install(NewTable(new_table));
+            let new_filter =
+                match NewTable::from_alloc(shim::ftrace_c_direct_hash_add(old_filter, hash)) {
+                    Ok(f) => f,
+                    Err(e) => return (Err(e), None, false),
+                };
+            let new_table =
+                match NewTable::from_alloc(shim::ftrace_c_direct_hash_add(table.current(), hash)) {
+                    Ok(t) => t,
+                    Err(e) => return (Err(e), None, false),
+                };
+            let old_filter = HashRef::ptr_of(old_filter);
+            let installed = table.install(new_table);
             let ret = if register {
                 let filter = new_filter.give();
                 // SAFETY: a live ops that traces nothing yet takes the new
-                // filter as its own.
-                unsafe { bindings::ftrace_c_direct_batch_ops(ops, filter, true) };
+                // filter as its own, under direct_mutex.
+                unsafe { bindings::ftrace_c_direct_batch_ops(ops.as_ptr(), filter, true) };
                 // SAFETY: a live ops; takes ftrace_lock itself, direct_mutex
                 // is held as 7.2 holds it here.
-                let ret = unsafe { bindings::ftrace_c_direct_register(ops) };
-                if ret != 0 {
-                    // SAFETY: the ops did not start: its old (empty) filter
-                    // goes back, and the new one is ours again.
-                    unsafe { bindings::ftrace_c_direct_batch_ops(ops, old_filter, false) };
-                    drop(Own(filter));
-                } else {
-                    // The ops owns the new filter; its old one was empty.
-                    drop(Own(old_filter));
+                let ret = unsafe { bindings::ftrace_c_direct_register(ops.as_ptr()) };
+                // SAFETY: if the ops did not start, its old (empty) filter
+                // goes back and the new one is spare; else the ops keeps
+                // the new one and the old one is spare. The spare hash is
+                // ours alone now (free_ftrace_hash() takes null and
+                // `EMPTY_HASH` too), and no view of it is used again.
+                unsafe {
+                    let spare = if ret != 0 {
+                        bindings::ftrace_c_direct_batch_ops(ops.as_ptr(), old_filter, false);
+                        filter
+                    } else {
+                        old_filter
+                    };
+                    bindings::free_ftrace_hash(spare);
                 }
                 ret
             } else {
                 // SAFETY: a live, enabled ops; the filter is copied.
                 FtraceLocked::with(|_lock| unsafe {
-                    bindings::ftrace_c_direct_update_filter(ops, new_filter.0)
+                    bindings::ftrace_c_direct_update_filter(
+                        ops.as_ptr(),
+                        new_filter.view().as_ptr(),
+                    )
                 })
             };
             let retired = if ret == 0 {
@@ -601,67 +616,52 @@ pub(crate) unsafe fn batch_add(
 /// the target it has in the table) leave the direct ops `ops`, which is
 /// unregistered when none is left. A new direct table without them is
 /// published under `direct_mutex`; an unregistration waits for its grace
-/// periods after `direct_mutex` is dropped, unlike 7.2.
-///
-/// # Safety
-///
-/// As for [`batch_add()`].
-pub(crate) unsafe fn batch_del(
-    ops: *mut bindings::ftrace_ops,
-    hash: *mut bindings::ftrace_hash,
-) -> Result {
-    if count(hash) == 0 {
+/// periods after `direct_mutex` is dropped, unlike 7.2. The caller holds
+/// neither `direct_mutex` nor `ftrace_lock`.
+pub(crate) fn batch_del(ops: CallOps<'_>, hash: HashRef<'_>) -> Result {
+    if hash.count() == 0 {
         return Err(EINVAL);
     }
     admit_change(ops)?;
     let (ret, retired, waits) = DirectLocked::with(|direct| -> (Result, Option<Retired>, _) {
         let table = Table::of(direct);
-        let now = table.current();
-        // SAFETY: a live ops, its filter kept by direct_mutex.
-        let old_filter = unsafe { bindings::ftrace_c_direct_filter(ops) };
-        // SAFETY: live hashes, only read.
-        if now == crate::kside::shim::ftrace_c_direct_empty()
-            || count(old_filter) == 0
-            || !unsafe { bindings::rftrace_shim_direct_table_holds(now, hash) }
+        let (Some(old_filter), Some(now)) = (ops.direct_filter(direct), table.current()) else {
+            return (Err(EINVAL), None, None);
+        };
+        if table.is_empty()
+            || old_filter.count() == 0
+            || !shim::rftrace_shim_direct_table_holds(now, hash)
         {
             return (Err(EINVAL), None, None);
         }
-        // SAFETY: live hashes, only read; each function of `hash` is in
-        // both (checked above for the table; the ops traces its table
-        // entries).
-        let new_filter = Own(unsafe { bindings::ftrace_c_direct_hash_sub(old_filter, hash) });
-        if new_filter.0.is_null() {
-            return (Err(ENOMEM), None, None);
-        }
-        // SAFETY: as above.
-        let new_table = unsafe { bindings::ftrace_c_direct_hash_sub(now, hash) };
-        if new_table.is_null() {
-            return (Err(ENOMEM), None, None);
-        }
+        // Each function of `hash` is in both (checked above for the table;
+        // the ops traces its table entries).
+        let new_filter =
+            match NewTable::from_alloc(shim::ftrace_c_direct_hash_sub(old_filter, hash)) {
+                Ok(f) => f,
+                Err(e) => return (Err(e), None, None),
+            };
+        let new_table = match NewTable::from_alloc(shim::ftrace_c_direct_hash_sub(now, hash)) {
+            Ok(t) => t,
+            Err(e) => return (Err(e), None, None),
+        };
         let mut waits = None;
-        let ret = if count(new_filter.0) == 0 {
-            let mut ret: c_int = 0;
-            // SAFETY: a live ops; the shut-down takes ftrace_lock itself
-            // and leaves its waits in the record.
-            waits = Some(Waits(unsafe {
-                bindings::ftrace_c_unregister_deferred(ops, &mut ret)
-            }));
+        let ret = if new_filter.view().count() == 0 {
+            let (w, ret) = Waits::shut_down(ops, direct);
+            waits = Some(w);
             ret
         } else {
             // SAFETY: a live, enabled ops; the filter is copied.
             FtraceLocked::with(|_lock| unsafe {
-                bindings::ftrace_c_direct_update_filter(ops, new_filter.0)
+                bindings::ftrace_c_direct_update_filter(ops.as_ptr(), new_filter.view().as_ptr())
             })
         };
-        // INVARIANT: just allocated, seen by nobody.
-        let new_table = NewTable(new_table);
-        let retired = if ret == 0 {
-            table.install(new_table).keep()
-        } else {
-            // Never published: nobody reads it.
-            Retired(new_table.0)
-        };
-        (to_result(ret), Some(retired), waits)
+        if ret != 0 {
+            // Never published: `new_table` is freed on drop.
+            return (to_result(ret), None, waits);
+        }
+        let retired = table.install(new_table).keep();
+        (Ok(()), Some(retired), waits)
     });
     let unregistered = waits.is_some() && ret.is_ok();
     if let Some(waits) = waits {
@@ -670,7 +670,9 @@ pub(crate) unsafe fn batch_del(
     if unregistered {
         // SAFETY: the ops is stopped and nothing runs its code any more:
         // it keeps no function and no filter, for another registration.
-        DirectLocked::with(|_direct| unsafe { bindings::ftrace_c_direct_batch_reset(ops) });
+        DirectLocked::with(|_direct| unsafe {
+            bindings::ftrace_c_direct_batch_reset(ops.as_ptr())
+        });
         bump(&STATS.direct_unregistered, 1);
     }
     if let Some(retired) = retired {
@@ -681,49 +683,39 @@ pub(crate) unsafe fn batch_del(
 
 /// `update_ftrace_direct_mod()` (`lock`: takes `direct_mutex`): the
 /// functions of `hash` get the targets its entries name. A stub ops holds
-/// them on the list function meanwhile, as for [`modify()`].
-///
-/// # Safety
-///
-/// `ops` is a live ops and `hash` a live hash nobody changes during the
-/// call; the caller does not hold `ftrace_lock`, and holds `direct_mutex`
-/// if and only if `lock` is false.
-pub(crate) unsafe fn batch_mod(
-    ops: *mut bindings::ftrace_ops,
-    hash: *mut bindings::ftrace_hash,
-    lock: bool,
-) -> Result {
-    if count(hash) == 0 {
+/// them on the list function meanwhile, as for [`modify()`]. The caller
+/// does not hold `ftrace_lock`, and holds `direct_mutex` if and only if
+/// `lock` is false.
+pub(crate) fn batch_mod(ops: CallOps<'_>, hash: HashRef<'_>, lock: bool) -> Result {
+    if hash.count() == 0 {
         return Err(EINVAL);
     }
     admit_change(ops)?;
     let run = |direct: &DirectLocked| -> Result {
         let table = Table::of(direct);
-        // SAFETY: a live ops, its filter kept by direct_mutex.
-        let filter = unsafe { bindings::ftrace_c_direct_filter(ops) };
-        if table.current() == crate::kside::shim::ftrace_c_direct_empty() || filter.is_null() {
+        let filter = ops.direct_filter(direct);
+        if table.is_empty() || filter.is_none() {
             return Err(EINVAL);
         }
-        // SAFETY: the static stub, initialised by the call, covering the
-        // functions of `hash` (live for the call).
-        let tmp = unsafe { bindings::ftrace_c_direct_batch_tmp_ops(hash) };
-        // SAFETY: a live ops; takes ftrace_lock itself.
-        to_result(unsafe { bindings::ftrace_c_direct_register(tmp) })?;
-        // SAFETY: the IPMODIFY check of a target change: a live ops and its
-        // filter, with direct_mutex held and ftrace_lock not.
-        let ret = unsafe { retarget_claims(ops, filter, filter) };
-        if ret.is_ok() {
-            FtraceLocked::with(|_lock| {
-                // SAFETY: the table under direct_mutex, `hash` live; only
-                // the targets of the table's entries are written, one word
-                // each, while the stub holds their sites on the list.
-                unsafe { bindings::rftrace_shim_direct_table_retarget(table.current(), hash) }
-            });
-            bump(&STATS.direct_retargeted, 1);
-        }
-        // SAFETY: the stub started above; a static ops, so nothing waits.
-        unsafe { bindings::unregister_ftrace_function(tmp) };
-        ret
+        // SAFETY: C's static stub, set up to cover the functions of
+        // `hash`, which stays live for the call (`HashRef`).
+        let stub = Stub::start(unsafe { bindings::ftrace_c_direct_batch_tmp_ops(hash.as_ptr()) })?;
+        retarget_claims(ops, filter, filter, direct)?;
+        FtraceLocked::with(|_lock| {
+            // SAFETY: the table under direct_mutex; only the targets of
+            // its entries for the functions of `hash` are written, one
+            // word each, while the stub holds their sites on the list.
+            unsafe {
+                bindings::rftrace_shim_direct_retarget(
+                    HashRef::ptr_of(table.current()),
+                    hash.as_ptr(),
+                    0,
+                )
+            }
+        });
+        drop(stub);
+        bump(&STATS.direct_retargeted, 1);
+        Ok(())
     };
     if lock {
         DirectLocked::with(run)
@@ -732,19 +724,11 @@ pub(crate) unsafe fn batch_mod(
     }
 }
 
-/// Runs `register()` for C: takes `direct_mutex`, then `ftrace_lock`.
-///
-/// # Safety
-///
-/// `ops` is a live ops; the caller holds neither lock.
-pub(crate) unsafe fn register_locked(ops: *mut bindings::ftrace_ops, addr: u64) -> c_int {
+/// Runs `register()` for C: takes `direct_mutex`, then `ftrace_lock`. The
+/// caller holds neither.
+pub(crate) fn register_locked(ops: CallOps<'_>, addr: u64) -> c_int {
     DirectLocked::with(|direct| {
-        FtraceLocked::with(|lock| {
-            // SAFETY: a live ops (function contract), under ftrace_lock.
-            let Some(handle) = (unsafe { Ops::from_raw(ops, lock) }) else {
-                return EINVAL.to_errno();
-            };
-            register(handle, addr, direct, lock).map_or_else(|e| e.to_errno(), |()| 0)
-        })
+        FtraceLocked::with(|lock| register(ops, addr, direct, lock))
+            .map_or_else(|e| e.to_errno(), |()| 0)
     })
 }

@@ -40,6 +40,7 @@ use crate::{
     kside::env::{
         c_word,
         word,
+        CallOps,
         Module,
         Ops,
         Rec, //
@@ -71,7 +72,11 @@ use crate::{
 
 use crate::karch;
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-use crate::kside::direct;
+use crate::kside::{
+    direct,
+    hash::HashRef,
+    lock::DirectLocked, //
+};
 #[cfg(CONFIG_X86_64)]
 use crate::{
     karch::x86,
@@ -97,6 +102,38 @@ macro_rules! same_signature {
 /// null.
 fn null_from_c<T>(p: *const T) -> bool {
     kernel::warn_on!(p.is_null())
+}
+
+/// An ops C keeps live for the call (`None`, with a warning, for null).
+///
+/// # Safety
+///
+/// `ops` is null or a live, initialised ops for the call.
+unsafe fn call_ops<'c>(ops: *mut bindings::ftrace_ops) -> Option<CallOps<'c>> {
+    if null_from_c(ops) {
+        return None;
+    }
+    // SAFETY: the function contract.
+    unsafe { CallOps::from_raw(ops) }
+}
+
+/// An ops and a hash C keeps live and unchanged for the call (`None`, with
+/// a warning, for either null).
+///
+/// # Safety
+///
+/// `ops` is null or a live, initialised ops and `hash` null or a live
+/// hash nobody changes, both for the call.
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+unsafe fn call_ops_hash<'c>(
+    ops: *mut bindings::ftrace_ops,
+    hash: *mut bindings::ftrace_hash,
+) -> Option<(CallOps<'c>, HashRef<'c>)> {
+    if null_from_c(hash) {
+        return None;
+    }
+    // SAFETY: the function contract.
+    unsafe { Some((call_ops(ops)?, HashRef::from_raw(hash)?)) }
 }
 
 /// `-EINVAL`, for arguments C should never pass.
@@ -552,9 +589,22 @@ pub(crate) unsafe extern "C" fn rftrace_ipmodify_update(
     }
     // A target change exists only with direct calls.
     #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-    // SAFETY: the same contract, with direct_mutex held and ftrace_lock
-    // not.
-    return unsafe { direct::retarget_claims(ops, old, new) }.map_or_else(|e| e.to_errno(), |()| 0);
+    {
+        // SAFETY: the same contract: all live for the call.
+        let (ops, old, new) = unsafe {
+            (
+                CallOps::from_raw(ops),
+                HashRef::from_raw(old),
+                HashRef::from_raw(new),
+            )
+        };
+        let Some(ops) = ops else {
+            return einval();
+        };
+        DirectLocked::held(|direct| direct::retarget_claims(ops, old, new, direct))
+            .unwrap_or(Err(EINVAL))
+            .map_or_else(|e| e.to_errno(), |()| 0)
+    }
     #[cfg(not(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS))]
     einval()
 }
@@ -780,11 +830,11 @@ pub(crate) unsafe extern "C" fn rftrace_register_direct(
     ops: *mut bindings::ftrace_ops,
     addr: c_ulong,
 ) -> c_int {
-    if null_from_c(ops) {
-        return einval();
-    }
     // SAFETY: the same contract.
-    unsafe { direct::register_locked(ops, word(addr)) }
+    match unsafe { call_ops(ops) } {
+        Some(ops) => direct::register_locked(ops, word(addr)),
+        None => einval(),
+    }
 }
 
 /// `unregister_ftrace_direct()`: 0 or 7.2's errno.
@@ -799,11 +849,10 @@ pub(crate) unsafe extern "C" fn rftrace_unregister_direct(
     addr: c_ulong,
     free_filters: bool,
 ) -> c_int {
-    if null_from_c(ops) {
-        return einval();
-    }
     // SAFETY: the same contract.
-    unsafe { direct::unregister(ops, word(addr), free_filters) }
+    unsafe { call_ops(ops) }
+        .ok_or(EINVAL)
+        .and_then(|ops| direct::unregister(ops, word(addr), free_filters))
         .map_or_else(|e| e.to_errno(), |()| 0)
 }
 
@@ -821,11 +870,11 @@ pub(crate) unsafe extern "C" fn rftrace_modify_direct(
     addr: c_ulong,
     lock: bool,
 ) -> c_int {
-    if null_from_c(ops) {
-        return einval();
-    }
     // SAFETY: the same contract.
-    unsafe { direct::modify(ops, word(addr), lock) }.map_or_else(|e| e.to_errno(), |()| 0)
+    unsafe { call_ops(ops) }
+        .ok_or(EINVAL)
+        .and_then(|ops| direct::modify(ops, word(addr), lock))
+        .map_or_else(|e| e.to_errno(), |()| 0)
 }
 
 /// `update_ftrace_direct_add()`: 0 or 7.2's errno.
@@ -840,11 +889,11 @@ pub(crate) unsafe extern "C" fn rftrace_update_direct_add(
     ops: *mut bindings::ftrace_ops,
     hash: *mut bindings::ftrace_hash,
 ) -> c_int {
-    if null_from_c(ops) || hash.is_null() {
-        return einval();
-    }
     // SAFETY: the same contract.
-    unsafe { direct::batch_add(ops, hash) }.map_or_else(|e| e.to_errno(), |()| 0)
+    unsafe { call_ops_hash(ops, hash) }
+        .ok_or(EINVAL)
+        .and_then(|(ops, hash)| direct::batch_add(ops, hash))
+        .map_or_else(|e| e.to_errno(), |()| 0)
 }
 
 /// `update_ftrace_direct_del()`: 0 or 7.2's errno.
@@ -858,11 +907,11 @@ pub(crate) unsafe extern "C" fn rftrace_update_direct_del(
     ops: *mut bindings::ftrace_ops,
     hash: *mut bindings::ftrace_hash,
 ) -> c_int {
-    if null_from_c(ops) || hash.is_null() {
-        return einval();
-    }
     // SAFETY: the same contract.
-    unsafe { direct::batch_del(ops, hash) }.map_or_else(|e| e.to_errno(), |()| 0)
+    unsafe { call_ops_hash(ops, hash) }
+        .ok_or(EINVAL)
+        .and_then(|(ops, hash)| direct::batch_del(ops, hash))
+        .map_or_else(|e| e.to_errno(), |()| 0)
 }
 
 /// `update_ftrace_direct_mod()` (`lock`: `do_direct_lock`): 0 or 7.2's
@@ -880,11 +929,11 @@ pub(crate) unsafe extern "C" fn rftrace_update_direct_mod(
     hash: *mut bindings::ftrace_hash,
     lock: bool,
 ) -> c_int {
-    if null_from_c(ops) || hash.is_null() {
-        return einval();
-    }
     // SAFETY: the same contract.
-    unsafe { direct::batch_mod(ops, hash, lock) }.map_or_else(|e| e.to_errno(), |()| 0)
+    unsafe { call_ops_hash(ops, hash) }
+        .ok_or(EINVAL)
+        .and_then(|(ops, hash)| direct::batch_mod(ops, hash, lock))
+        .map_or_else(|e| e.to_errno(), |()| 0)
 }
 
 /// `__ftrace_shutdown()`: 0 or 7.2's errno. With a non-null `rel`, a

@@ -223,6 +223,54 @@ pub(crate) fn set_bug_type(_lock: &FtraceLocked, bug: BugType) {
     };
 }
 
+/// An ops the C caller keeps live for the length of its call into the
+/// core (`'c`), whatever locks are held: the entry points validate the
+/// pointer once into this handle, and [`CallOps::locked()`] turns it into
+/// an [`Ops`] under `ftrace_lock`.
+///
+/// # Invariants
+///
+/// `ptr` is a live, initialised ops for `'c`.
+#[derive(Clone, Copy)]
+pub(crate) struct CallOps<'c> {
+    ptr: NonNull<bindings::ftrace_ops>,
+    _call: PhantomData<&'c bindings::ftrace_ops>,
+}
+
+impl<'c> CallOps<'c> {
+    /// The ops C passed (`None` for null).
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is null or a live, initialised ops for the lifetime the
+    /// caller picks.
+    pub(crate) unsafe fn from_raw(ptr: *mut bindings::ftrace_ops) -> Option<Self> {
+        // INVARIANT: the caller's contract.
+        NonNull::new(ptr).map(|ptr| CallOps {
+            ptr,
+            _call: PhantomData,
+        })
+    }
+
+    /// The ops under `ftrace_lock`.
+    pub(crate) fn locked<'a>(self, _lock: &'a FtraceLocked) -> Ops<'a>
+    where
+        'c: 'a,
+    {
+        // INVARIANT: live for `'c`, which outlives `'a`, and `_lock`
+        // proves ftrace_lock for `'a`.
+        Ops {
+            ptr: self.ptr,
+            _lock: PhantomData,
+        }
+    }
+
+    /// The raw pointer, for C calls.
+    pub(crate) fn as_ptr(self) -> *mut bindings::ftrace_ops {
+        self.ptr.as_ptr()
+    }
+}
+
 /// An `ftrace_ops` that is being added to or removed from records.
 ///
 /// # Invariants

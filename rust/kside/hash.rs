@@ -19,7 +19,10 @@
 
 use core::{
     marker::PhantomData,
-    ptr, //
+    ptr::{
+        self,
+        NonNull, //
+    },
 };
 
 use kernel::{
@@ -45,6 +48,7 @@ use crate::{
         Ops, //
     },
     kside::lock::FtraceLocked,
+    kside::shim,
     rfcore::filter::{
         FnSet,
         Hashes,
@@ -52,6 +56,82 @@ use crate::{
     },
     STATS, //
 };
+
+/// A read-only view of a kernel `ftrace_hash` that stays live and
+/// unchanged for `'a`: a hash C passed for the length of a call, the
+/// published direct-functions table while `direct_mutex` is held, a
+/// [`KHash`] while it is borrowed.
+///
+/// Only [`HashRef::from_raw()`] (`unsafe`) and [`KHash::view()`] make one,
+/// so the C functions that only read a hash are declared safe on it
+/// (`kside::shim`): the view is the proof their argument is live.
+/// `#[repr(transparent)]` over a non-null pointer, so a `HashRef` and an
+/// `Option<HashRef>` pass to C as a `struct ftrace_hash *`.
+///
+/// # Invariants
+///
+/// `ptr` is a live hash that nobody changes or frees for `'a`.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+pub(crate) struct HashRef<'a> {
+    ptr: NonNull<bindings::ftrace_hash>,
+    _life: PhantomData<&'a bindings::ftrace_hash>,
+}
+
+impl HashRef<'_> {
+    /// A view of a hash C handed over (`None` for null).
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is null or a live hash that nobody changes or frees for the
+    /// lifetime the caller picks.
+    pub(crate) unsafe fn from_raw(ptr: *mut bindings::ftrace_hash) -> Option<Self> {
+        // INVARIANT: the caller's contract.
+        NonNull::new(ptr).map(|ptr| HashRef {
+            ptr,
+            _life: PhantomData,
+        })
+    }
+
+    /// A view of a hash the caller holds.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is a live hash that nobody changes or frees for the lifetime
+    /// the caller picks.
+    pub(crate) unsafe fn from_non_null(ptr: NonNull<bindings::ftrace_hash>) -> Self {
+        // INVARIANT: the caller's contract.
+        HashRef {
+            ptr,
+            _life: PhantomData,
+        }
+    }
+
+    /// The hash, for C.
+    pub(crate) fn as_ptr(self) -> *mut bindings::ftrace_hash {
+        self.ptr.as_ptr()
+    }
+
+    /// The hash of `hash` for C, null for none.
+    pub(crate) fn ptr_of(hash: Option<Self>) -> *mut bindings::ftrace_hash {
+        hash.map_or(ptr::null_mut(), Self::as_ptr)
+    }
+
+    /// The number of functions of `hash` (0 for none).
+    pub(crate) fn count_of(hash: Option<Self>) -> u64 {
+        crate::kside::env::word(shim::rftrace_shim_hash_count(hash))
+    }
+
+    /// The number of functions the hash names.
+    pub(crate) fn count(self) -> u64 {
+        Self::count_of(Some(self))
+    }
+
+    /// Whether this hash and `other` name a function in common.
+    pub(crate) fn meets(self, other: Option<HashRef<'_>>) -> bool {
+        shim::rftrace_shim_hash_meets(Some(self), other)
+    }
+}
 
 /// A set of functions held in a kernel `ftrace_hash`.
 ///
@@ -101,6 +181,16 @@ impl<'a> KHash<'a> {
         })
     }
 
+    /// The hash a view shows, not ours to free.
+    pub(crate) fn of_view(view: HashRef<'a>) -> Self {
+        // INVARIANT: live and unchanged for `'a` (`HashRef`'s invariants).
+        KHash {
+            ptr: view.as_ptr(),
+            owned: false,
+            _lock: PhantomData,
+        }
+    }
+
     /// A hash made for this value: null, or just allocated.
     fn new_owned(ptr: *mut bindings::ftrace_hash) -> Self {
         // INVARIANT: the callers pass a hash nobody else has.
@@ -125,8 +215,18 @@ impl<'a> KHash<'a> {
 
     /// The number of functions the hash names.
     pub(crate) fn count(&self) -> u64 {
-        // SAFETY: a live hash or null (type invariants); only reads it.
-        crate::kside::env::word(unsafe { bindings::rftrace_shim_hash_count(self.ptr) })
+        HashRef::count_of(self.view())
+    }
+
+    /// The hash as a read-only view for as long as this value is
+    /// borrowed (`None`: the empty set).
+    pub(crate) fn view(&self) -> Option<HashRef<'_>> {
+        // INVARIANT: a live hash nobody changes while `self` exists (type
+        // invariants), and the view borrows `self`.
+        NonNull::new(self.ptr).map(|ptr| HashRef {
+            ptr,
+            _life: PhantomData,
+        })
     }
 
     /// Moves the functions of this hash, one C handed over, into a hash of

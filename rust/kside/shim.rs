@@ -2,14 +2,17 @@
 
 //! The C functions the core calls that ask nothing of their caller,
 //! declared `safe` so that calling one needs no `unsafe` block: address
-//! lookups, constants, owner questions, pure arithmetic and an atomic
-//! exchange. Every other C function is called through the bindgen
-//! declarations, with its contract at the call.
+//! lookups, constants, owner questions, pure arithmetic, an atomic
+//! exchange, and functions that only read hashes a [`HashRef`] proves
+//! live and unchanged (or allocate a new one from them). Every other C
+//! function is called through the bindgen declarations, with its contract
+//! at the call.
 //!
 //! Each declaration is checked against bindgen's for the same prototype
-//! (`same_prototype!` below: both must have the one function-pointer
-//! type), so a prototype change in `include/rftrace.h` or the patched
-//! `ftrace.c` fails the build here.
+//! (`same_prototype!` below: bindgen's must be the declaration's
+//! function-pointer type with each view type lowered to the C pointer it
+//! passes as, [`Lowered`]), so a prototype change in `include/rftrace.h`
+//! or the patched `ftrace.c` fails the build here.
 //!
 //! A leaf module with `unsafe` code: the foreign block.
 
@@ -17,15 +20,21 @@ use kernel::{
     bindings,
     ffi::{
         c_int,
+        c_uint,
         c_ulong, //
     },
 };
+
+use crate::kside::hash::HashRef;
 
 // SAFETY: each function is defined by the C shim (`c/rftrace_shim*.c`) or
 // by the patched `kernel/trace/ftrace.c` with exactly this prototype
 // (checked against bindgen's below), and none has a precondition: each
 // returns a constant or an address, asks who owns a mutex, computes from
-// its argument's value alone (no memory behind it), or exchanges a word atomically.
+// its argument's value alone (no memory behind it), exchanges a word
+// atomically, or reads the hashes its `HashRef` arguments name (live and
+// unchanged while the view exists: `HashRef`'s invariants), allocating
+// the hash it returns.
 unsafe extern "C" {
     /// Whether the current task holds `ftrace_lock`.
     pub(crate) safe fn rftrace_shim_ftrace_lock_mine() -> bool;
@@ -58,13 +67,82 @@ unsafe extern "C" {
     /// The shadow builds' test-only write failure: whether `ip` is the
     /// site named in `fail_write`, which it then clears (one `cmpxchg()`).
     pub(crate) safe fn rftrace_shim_take_fail_write(ip: c_ulong) -> bool;
+    /// The number of functions of `hash` (0 for none).
+    pub(crate) safe fn rftrace_shim_hash_count(hash: Option<HashRef<'_>>) -> c_ulong;
+    /// Whether `a` and `b` name a function in common.
+    pub(crate) safe fn rftrace_shim_hash_meets(
+        a: Option<HashRef<'_>>,
+        b: Option<HashRef<'_>>,
+    ) -> bool;
+    /// Whether the direct-functions table `table` has an entry for every
+    /// function of `hash`, with the target that function's entry names.
+    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+    pub(crate) safe fn rftrace_shim_direct_table_holds(
+        table: HashRef<'_>,
+        hash: HashRef<'_>,
+    ) -> bool;
+    /// A new direct-functions table `bits` wide: the entries of `table`
+    /// and, for each function of `hash`, one calling `addr` (null when out
+    /// of memory).
+    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+    pub(crate) safe fn rftrace_shim_direct_table_with(
+        table: Option<HashRef<'_>>,
+        hash: HashRef<'_>,
+        addr: c_ulong,
+        bits: c_uint,
+    ) -> *mut bindings::ftrace_hash;
+    /// 7.2's `hash_add()`: a new hash with the entries of `a` and `b`
+    /// (null when out of memory).
+    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+    pub(crate) safe fn ftrace_c_direct_hash_add(
+        a: Option<HashRef<'_>>,
+        b: HashRef<'_>,
+    ) -> *mut bindings::ftrace_hash;
+    /// 7.2's `hash_sub()`: a new hash with the entries of `a` but those of
+    /// `b` (null when out of memory, and with a warning when `a` lacks one).
+    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+    pub(crate) safe fn ftrace_c_direct_hash_sub(
+        a: HashRef<'_>,
+        b: HashRef<'_>,
+    ) -> *mut bindings::ftrace_hash;
 }
 
-/// Checks at build time that `ours` has the C prototype bindgen gave
-/// `theirs`: both must be the one function-pointer type.
+/// A type of a `safe` declaration above and the C type it passes as: the
+/// same ABI (a `#[repr(transparent)]` view over a non-null pointer, and
+/// `Option` of one, which is null for `None`), or the type itself.
+trait Lowered {
+    type C;
+}
+
+macro_rules! lowered_as_itself {
+    ($($t:ty),*) => { $(impl Lowered for $t { type C = $t; })* };
+}
+
+lowered_as_itself!(
+    bool,
+    c_int,
+    c_uint,
+    c_ulong,
+    *mut bindings::ftrace_hash,
+    *mut *mut bindings::ftrace_hash
+);
+
+impl Lowered for HashRef<'static> {
+    type C = *mut bindings::ftrace_hash;
+}
+
+impl Lowered for Option<HashRef<'static>> {
+    type C = *mut bindings::ftrace_hash;
+}
+
+/// Checks at build time that `ours` is declared with the argument and
+/// return types listed, and that bindgen gave `theirs` the same types
+/// lowered to C ([`Lowered`]).
 macro_rules! same_prototype {
     ($theirs:path, $ours:path, fn($($arg:ty),*) -> $ret:ty) => {
-        const _: [unsafe extern "C" fn($($arg),*) -> $ret; 2] = [$theirs, $ours];
+        const _: [unsafe extern "C" fn($(<$arg as Lowered>::C),*) -> <$ret as Lowered>::C; 1] =
+            [$theirs];
+        const _: [unsafe extern "C" fn($($arg),*) -> $ret; 1] = [$ours];
     };
 }
 
@@ -127,4 +205,38 @@ same_prototype!(
     bindings::rftrace_shim_take_fail_write,
     rftrace_shim_take_fail_write,
     fn(c_ulong) -> bool
+);
+same_prototype!(
+    bindings::rftrace_shim_hash_count,
+    rftrace_shim_hash_count,
+    fn(Option<HashRef<'static>>) -> c_ulong
+);
+same_prototype!(
+    bindings::rftrace_shim_hash_meets,
+    rftrace_shim_hash_meets,
+    fn(Option<HashRef<'static>>, Option<HashRef<'static>>) -> bool
+);
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+same_prototype!(
+    bindings::rftrace_shim_direct_table_holds,
+    rftrace_shim_direct_table_holds,
+    fn(HashRef<'static>, HashRef<'static>) -> bool
+);
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+same_prototype!(
+    bindings::rftrace_shim_direct_table_with,
+    rftrace_shim_direct_table_with,
+    fn(Option<HashRef<'static>>, HashRef<'static>, c_ulong, c_uint) -> *mut bindings::ftrace_hash
+);
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+same_prototype!(
+    bindings::ftrace_c_direct_hash_add,
+    ftrace_c_direct_hash_add,
+    fn(Option<HashRef<'static>>, HashRef<'static>) -> *mut bindings::ftrace_hash
+);
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+same_prototype!(
+    bindings::ftrace_c_direct_hash_sub,
+    ftrace_c_direct_hash_sub,
+    fn(HashRef<'static>, HashRef<'static>) -> *mut bindings::ftrace_hash
 );
