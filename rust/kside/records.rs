@@ -116,6 +116,31 @@ pub(crate) fn geometry() -> Geometry {
     }
 }
 
+mod write {
+    /// The right to write a group's length, its link to the next group and
+    /// its records ([`super::Group`]'s writers take it): held by the
+    /// table's writer under `ftrace_lock` and by a chain of groups nobody
+    /// else sees, never by a reader's handle.
+    ///
+    /// # Invariants
+    ///
+    /// Its holder is the only writer of every group it writes with it,
+    /// for as long as it holds it.
+    pub(super) struct WriteCap(());
+
+    impl WriteCap {
+        /// # Safety
+        ///
+        /// The caller is the only writer of every group it will write with
+        /// the capability, for as long as it holds it.
+        pub(super) unsafe fn new() -> Self {
+            // INVARIANT: the caller's contract.
+            WriteCap(())
+        }
+    }
+}
+use write::WriteCap;
+
 /// A group of the table, or of a chain of groups, live for `'a`.
 ///
 /// # Invariants
@@ -264,18 +289,18 @@ impl<'a> Group<'a> {
 
     /// Stores the number of records (`WRITE_ONCE()`). A length that does
     /// not fit the C `int` is refused and the old one kept.
-    fn set_len(self, len: usize) -> bool {
+    fn set_len(self, len: usize, _w: &WriteCap) -> bool {
         let Ok(index) = c_int::try_from(len) else {
             kernel::pr_err!("record table: group length {} does not fit\n", len);
             return false;
         };
-        // Writers hold ftrace_lock or own the group (type invariants).
+        // The only writer (`WriteCap`).
         self.page().index.store(index, Relaxed);
         true
     }
 
     /// Stores the link to the next group (`WRITE_ONCE()`).
-    fn set_next(self, next: *mut FtracePage) {
+    fn set_next(self, next: *mut FtracePage, _w: &WriteCap) {
         self.page().next.store(next, Relaxed);
     }
 
@@ -285,7 +310,7 @@ impl<'a> Group<'a> {
     /// one. The caller stays within the group's length. False, nothing
     /// moved, if the move is not within the group.
     #[must_use = "the length may only change if the records moved"]
-    fn move_records(self, from: usize, to: usize, count: usize) -> bool {
+    fn move_records(self, from: usize, to: usize, count: usize, _w: &WriteCap) -> bool {
         let end = from.checked_add(count).unwrap_or(usize::MAX);
         if to > from || end > self.capacity() {
             return false;
@@ -303,7 +328,7 @@ impl<'a> Group<'a> {
                 return false;
             }
             // SAFETY: both are records of this live group below its
-            // capacity (`rec_below()`); we are the only writer (type invariants),
+            // capacity (`rec_below()`); we are the only writer (`WriteCap`),
             // and readers load `ip` atomically. `flags` is only read under
             // ftrace_lock, which we hold.
             unsafe {
@@ -510,6 +535,8 @@ pub(crate) struct Built {
     last: *mut FtracePage,
     pages: usize,
     records: usize,
+    /// The chain is ours alone: we may write its groups.
+    cap: WriteCap,
 }
 
 impl Built {
@@ -520,6 +547,9 @@ impl Built {
             last: ptr::null_mut(),
             pages: 0,
             records: 0,
+            // SAFETY: the groups a `Built` writes are those of its own
+            // chain, which nobody else sees (type invariants).
+            cap: unsafe { WriteCap::new() },
         }
     }
 
@@ -554,7 +584,7 @@ impl Built {
     /// Appends a fresh group (whose `next` is null).
     fn push(&mut self, g: Group<'_>) {
         match self.last() {
-            Some(last) => last.set_next(g.as_ptr()),
+            Some(last) => last.set_next(g.as_ptr(), &self.cap),
             None => self.first = g.as_ptr(),
         }
         // INVARIANT: `g` is ours and ends the chain.
@@ -596,7 +626,7 @@ impl Built {
         let mut led_to = ptr::null_mut();
         if let Some(last) = gone.last() {
             led_to = last.next();
-            last.set_next(ptr::null_mut());
+            last.set_next(ptr::null_mut(), &gone.cap);
         }
         (gone, led_to)
     }
@@ -704,7 +734,7 @@ pub(crate) unsafe fn build(
             Some(rest) => fill_dense(slots, rest)?,
             None => fill(slots, &mut sites),
         };
-        if !group.set_len(filled) {
+        if !group.set_len(filled, &chain.cap) {
             return Err(BuildError::Inconsistent);
         }
         made = made.saturating_add(filled);
@@ -790,6 +820,8 @@ fn fill_dense(
 /// `ftrace_lock` (or owns the chain): it is the only writer, and every
 /// group on the list is live.
 struct Writer<'a> {
+    /// The right to write the groups (the type invariants).
+    cap: WriteCap,
     tail: *mut *mut FtracePage,
     /// The first group of the chain of groups taken out.
     taken: *mut FtracePage,
@@ -824,7 +856,7 @@ impl<'a> Table for Groups<'a, Writer<'a>> {
             }
             Some(_) if adjacent => w.run_last = Some(g),
             Some(_) => {
-                g.set_next(w.taken);
+                g.set_next(w.taken, &w.cap);
                 w.taken = g.as_ptr();
                 w.strays = w.strays.saturating_add(1);
             }
@@ -839,7 +871,7 @@ impl<'a> Table for Groups<'a, Writer<'a>> {
         // The length shrinks only over records that moved: a group whose
         // records could not move keeps them all (and says so), never a
         // length that drops live ones.
-        if !within || !g.move_records(plan.from, plan.to, plan.count) {
+        if !within || !g.move_records(plan.from, plan.to, plan.count, &self.mode.cap) {
             kernel::pr_err!(
                 "record table: a group of {} records not shrunk (move {}+{} to {})\n",
                 len,
@@ -849,7 +881,7 @@ impl<'a> Table for Groups<'a, Writer<'a>> {
             );
             return;
         }
-        let _ = g.set_len(plan.len);
+        let _ = g.set_len(plan.len, &self.mode.cap);
     }
 }
 
@@ -871,6 +903,9 @@ impl<'a> Groups<'a, Writer<'a>> {
         Groups {
             head,
             mode: Writer {
+                // SAFETY: the only writer of the groups on the list (the
+                // function contract).
+                cap: unsafe { WriteCap::new() },
                 tail,
                 taken: ptr::null_mut(),
                 run_last: None,
