@@ -7,9 +7,11 @@
 # The project's whole test suite, from nothing:
 #   1. host: cargo test (state machine, x86 golden encodings, driver
 #      simulation), rustfmt and the x86 golden file against GNU as
-#   2. build the kernel with the Rust core (default: the shadow variant,
-#      which is the Rust kernel plus a check of every decision against the
-#      kernel's C logic)
+#   2. build the kernel with the Rust core (default on x86_64: the debug
+#      variant, which is the shadow variant (the Rust kernel plus a check
+#      of every decision against the kernel's C logic) with lockdep,
+#      DEBUG_ATOMIC_SLEEP, DEBUG_LIST, KFENCE, fault injection and
+#      kmemleak; on arm64 and riscv64: the shadow variant)
 #      and check that its compiled code calls no Rust panic
 #      (scripts/panic-check.py)
 #   3. in the guest: the Rust core's KUnit tests, and a boot with the
@@ -37,7 +39,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
 
-variant=shadow
+variant=
 run_ftracetest=1
 run_host=1
 full=0
@@ -66,6 +68,12 @@ account() { # name passed failed
 
 arch=$RFT_ARCH
 arch_vars "$arch"
+# One checking kernel per architecture, built once: on x86_64 the debug
+# variant (its lockdep checks the core's lock proofs), elsewhere shadow.
+if [ -z "$variant" ]; then
+	variant=shadow
+	[ "$arch" = x86_64 ] && variant=debug
+fi
 # files of this run: the x86_64 names are those of before the arch option
 atag=
 [ "$arch" = x86_64 ] || atag=$arch-
@@ -280,8 +288,9 @@ fi
 # Guest benchmark (scripts/bench.sh), once at tiny sizes so that it cannot
 # rot: nothing about speed is asserted, only that it ran and wrote a results
 # file with every field (bench-report.py --check).  About 2 minutes.
-# (not on the debug variants: their timings mean nothing)
-if [ "${RFT_ARCH:-x86_64}" = x86_64 ] && [ "$variant" != debug ] && [ "$variant" != kcsan ] &&
+# (on the debug variant too, whose timings mean nothing, as the smoke's do
+# not matter; not on the KCSAN and KASAN ones)
+if [ "${RFT_ARCH:-x86_64}" = x86_64 ] && [ "$variant" != kcsan ] &&
    [ "$variant" != kasan ]; then
 step "guest: bench smoke (bench.sh --icount at tiny sizes, $variant kernel)"
 blog=$BUILD/bench-smoke-guest.log
@@ -344,7 +353,8 @@ if [ $run_ftracetest = 1 ]; then
 	# decision ("rftrace: shadow: ...") and every record whose accounting
 	# the registry's consistency check finds wrong ("rftrace:
 	# consistency: ..."); none may appear in the whole run.
-	if [ "$variant" = shadow ] && [ -d "$logs/console" ]; then
+	case $variant in shadow|debug|kcsan|kasan) shadowed=1 ;; *) shadowed=0 ;; esac
+	if [ $shadowed = 1 ] && [ -d "$logs/console" ]; then
 		n=$(find "$logs" -path '*console*' -name '*.log' -exec cat {} + |
 			grep -a -c 'rftrace: shadow:\|rftrace: consistency:' || true)
 		echo "shadow and consistency differences logged during ftracetest: $n"
