@@ -495,8 +495,10 @@ pub(crate) fn modify(ops: CallOps<'_>, addr: u64, lock: bool) -> Result {
         // up by the call to share the ops' hashes.
         let stub =
             Stub::start(unsafe { bindings::ftrace_c_direct_tmp_ops(ops.as_ptr(), c_word(addr)) })?;
-        let filter = stub.filter();
-        retarget_claims(ops, filter, filter, direct)?;
+        // A registered direct ops has a filter (7.2 refuses one without):
+        // a stub without one would stand for every function.
+        let filter = stub.filter().ok_or(EINVAL)?;
+        retarget_claims(ops, Some(filter), Some(filter), direct)?;
         FtraceLocked::with(|lock| {
             let table = Table::of(direct);
             // SAFETY: the table under direct_mutex and the ops' filter
@@ -505,7 +507,7 @@ pub(crate) fn modify(ops: CallOps<'_>, addr: u64, lock: bool) -> Result {
             unsafe {
                 bindings::rftrace_shim_direct_retarget(
                     HashRef::ptr_of(table.current()),
-                    HashRef::ptr_of(filter),
+                    filter.as_ptr(),
                     c_word(addr),
                 )
             };
