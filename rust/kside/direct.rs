@@ -485,6 +485,16 @@ impl Drop for Stub {
     }
 }
 
+/// Runs `run` under `direct_mutex`: taken here if `take`, else the
+/// caller's (`-EINVAL` if it does not hold it).
+fn under_direct_mutex(take: bool, run: impl FnOnce(&DirectLocked) -> Result) -> Result {
+    if take {
+        DirectLocked::with(run)
+    } else {
+        DirectLocked::held(run).unwrap_or(Err(EINVAL))
+    }
+}
+
 /// `modify_ftrace_direct()` (`lock`: takes `direct_mutex`) and
 /// `modify_ftrace_direct_nolock()`. The caller does not hold
 /// `ftrace_lock`, and holds `direct_mutex` if and only if `lock` is false.
@@ -517,11 +527,7 @@ pub(crate) fn modify(ops: CallOps<'_>, addr: u64, lock: bool) -> Result {
         bump(&STATS.direct_retargeted, 1);
         Ok(())
     };
-    if lock {
-        DirectLocked::with(run)
-    } else {
-        DirectLocked::held(run).unwrap_or(Err(EINVAL))
-    }
+    under_direct_mutex(lock, run)
 }
 
 /// `update_ftrace_direct_add()`: the functions of `hash`, each entry
@@ -719,11 +725,7 @@ pub(crate) fn batch_mod(ops: CallOps<'_>, hash: HashRef<'_>, lock: bool) -> Resu
         bump(&STATS.direct_retargeted, 1);
         Ok(())
     };
-    if lock {
-        DirectLocked::with(run)
-    } else {
-        DirectLocked::held(run).unwrap_or(Err(EINVAL))
-    }
+    under_direct_mutex(lock, run)
 }
 
 /// Runs `register()` for C: takes `direct_mutex`, then `ftrace_lock`. The
