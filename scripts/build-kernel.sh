@@ -132,20 +132,25 @@ rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
 # shim) as one address range, for the stack filter of the fault-injection
 # selftest: the longest run of kernel/trace's symbols in System.map (a
 # run survives up to two other symbols in a row, such as an alias made in
-# assembly), up to the symbol after its last one.  Written as "START END"
-# into the guest's module tree.
+# assembly), up to the symbol after its last one.  A name defined more than
+# once in System.map is left out: a compiler makes the same local name in
+# every object (clang's KASAN "asan.module_ctor" would otherwise make the
+# longest run one of constructors).  Written as
+# "START END" into the guest's module tree.
 nm_tool=$(command -v llvm-nm-19 || command -v nm)
 rel=$(cat "$out/include/config/kernel.release")
 "$nm_tool" --defined-only "$out/kernel/trace/built-in.a" 2>/dev/null |
 	awk 'NF == 3 && $2 ~ /^[tT]$/ { print $3 }' |
 	awk 'function close_run() { if (run && n > best) { best = n; bs = s; be = e }; run = 0 }
-	     NR == FNR { mine[$1] = 1; next }
+	     FNR == 1 { f++ }
+	     f == 1 { mine[$1] = 1; next }
+	     f == 2 { if ($2 ~ /^[tT]$/) defs[$3]++; next }
 	     $3 == "_etext" { exit }
-	     $2 !~ /^[tT]$/ { next }
+	     $2 !~ /^[tT]$/ || defs[$3] > 1 { next }
 	     ($3 in mine) { if (!run) { run = 1; s = $1; n = 0 }
 			    n++; gap = 0; e = ""; next }
 	     run { if (e == "") e = $1; if (++gap > 2) close_run() }
-	     END { close_run(); if (best) print bs, be }' - "$out/System.map" \
+	     END { close_run(); if (best) print bs, be }' - "$out/System.map" "$out/System.map" \
 	>"$out/modroot/lib/modules/$rel/rftrace-trace-text"
 [ -s "$out/modroot/lib/modules/$rel/rftrace-trace-text" ] ||
 	die "cannot find the text of kernel/trace in $out/System.map"

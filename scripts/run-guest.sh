@@ -71,6 +71,11 @@ fi
 
 cmdline=${RFT_CMDLINE:-"console=$CONSOLE loglevel=5 panic=-1 oops=panic"}
 cmdline="$cmdline rft.mode=$mode $*"
+# KASAN reports only its first bug unless told otherwise: one report of
+# the kernel's own (or an early boot one) would hide every later one.
+case $variant in
+*kasan*) cmdline="$cmdline kasan_multi_shot" ;;
+esac
 
 qemu=("$QEMU")
 case $arch in
