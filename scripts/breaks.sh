@@ -17,7 +17,7 @@
 #                  in the core's compiled code)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-set-unsorted"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock instance-probes-wait-under-locks direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-set-unsorted"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
@@ -46,6 +46,12 @@ break_def() { # NAME
 		BREAK_PERL='s/table\.install\(new_table\)\.keep\(\)/Retired(new_table.give())/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=kunit:batch_direct_interface_keeps_the_table_and_the_ops ;;
+	instance-probes-wait-under-locks)
+		BREAK_WHAT="removing an instance waits for its function probes' grace periods with trace_types_lock and event_mutex held (as 7.2)"
+		BREAK_FILE=/kernel/trace/ftrace.c
+		BREAK_PERL='s/IS_ENABLED\(CONFIG_FTRACE_RUST_CORE\) && instance_gone &&/IS_ENABLED(CONFIG_FTRACE_RUST_CORE) \&\& instance_gone \&\& 0 \&\&/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:registry-slow-gp-instance.tc ;;
 	filter-writes-share-parser-lock)
 		BREAK_WHAT="every filter write takes the one parser_lock again (as 7.2), so a probe's removal holds up the writes of other files across its grace periods"
 		BREAK_FILE=/kernel/trace/ftrace.c
