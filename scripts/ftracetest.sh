@@ -62,6 +62,11 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
+# Under KASAN and TCG the fault-injection selftest's 300-odd failed
+# allocations take 15 to 20 minutes (a --test-timeout given above wins).
+case $variant in
+*kasan*) rargs+=(--test-timeout 'rftrace/fault-injection.tc=2400') ;;
+esac
 if [ -z "$jobs" ]; then
 	jobs=$(nproc)
 	[ "$jobs" -gt 4 ] && jobs=4
