@@ -63,9 +63,11 @@ while [ $# -gt 0 ]; do
 done
 
 # Under KASAN and TCG the fault-injection selftest's 300-odd failed
-# allocations take 15 to 20 minutes (a --test-timeout given above wins).
+# allocations take 15 to 20 minutes, and module-churn.tc's twelve cycles
+# up to 15 (a --test-timeout given above wins).
 case $variant in
-*kasan*) rargs+=(--test-timeout 'rftrace/fault-injection.tc=2400') ;;
+*kasan*) rargs+=(--test-timeout 'rftrace/fault-injection.tc=2400'
+		 --test-timeout 'rftrace/module-churn.tc=1500') ;;
 esac
 if [ -z "$jobs" ]; then
 	jobs=$(nproc)
