@@ -50,7 +50,8 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # Kernel reports seen on both kinds of kernel's code paths that are not the
 # dynamic ftrace core, recorded as notes but not counted as warnings: see
 # docs/findings.md ("Known kernel report").  Keep this list short.
-KNOWN = re.compile(r"WARNING: kernel/trace/trace_snapshot\.c:\d+ at update_max_tr_single\+")
+KNOWN = re.compile(r"WARNING: kernel/trace/trace_snapshot\.c:\d+ at update_max_tr_single\+|"
+                   r"WARNING: stack going in the wrong direction\? at return_to_handler\+")
 
 KCSAN = re.compile(r"BUG: KCSAN: ")
 
