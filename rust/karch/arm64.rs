@@ -17,7 +17,7 @@
 use kernel::bindings;
 
 use crate::{
-    karch::{
+    karch::common::{
         self,
         KernelArch, //
     },
@@ -58,7 +58,7 @@ const BTI: bool = cfg!(CONFIG_ARM64_BTI_KERNEL);
 pub(crate) struct Arm64<'a> {
     _lock: &'a FtraceLocked,
     module: Module<'a>,
-    may_sleep: karch::MaySleep,
+    may_sleep: common::MaySleep,
 }
 
 impl Arm64<'_> {
@@ -73,7 +73,7 @@ impl Arm64<'_> {
 }
 
 impl<'a> KernelArch<'a> for Arm64<'a> {
-    fn for_pass(lock: &'a FtraceLocked, may_sleep: karch::MaySleep) -> Self {
+    fn for_pass(lock: &'a FtraceLocked, may_sleep: common::MaySleep) -> Self {
         // No module: the PLT of a live module's site is looked up by
         // address.
         Arm64 {
@@ -87,7 +87,7 @@ impl<'a> KernelArch<'a> for Arm64<'a> {
         Arm64 {
             _lock: lock,
             module,
-            may_sleep: karch::MaySleep::NO,
+            may_sleep: common::MaySleep::NO,
         }
     }
 }
@@ -100,7 +100,7 @@ impl Arch for Arm64<'_> {
     const CALL_OPS: bool = true;
 
     fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<Arm64Change, Failure> {
-        karch::check_unique(facts, decision);
+        common::check_unique(facts, decision);
         let caller = shared_caller(false);
         plan_update(facts, decision, BTI, caller, self.plt(facts.ip))
     }
@@ -139,7 +139,7 @@ impl Arch for Arm64<'_> {
     }
 
     fn write(&mut self, change: &Checked<Arm64Change>) -> Result<(), Failure> {
-        let (nop, list) = karch::stub_ops();
+        let (nop, list) = common::stub_ops();
         for w in change.plan.writes {
             let ret = match w {
                 // SAFETY: `addr` is the 8-byte aligned literal slot before

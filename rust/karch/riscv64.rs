@@ -31,7 +31,7 @@ use kernel::{
 };
 
 use crate::{
-    karch::{
+    karch::common::{
         self,
         KernelArch, //
     },
@@ -73,11 +73,11 @@ const RVC: bool = cfg!(CONFIG_RISCV_ISA_C);
 /// riscv64 as the update pass sees it.
 pub(crate) struct Riscv64<'a> {
     _lock: &'a FtraceLocked,
-    may_sleep: karch::MaySleep,
+    may_sleep: common::MaySleep,
 }
 
 impl<'a> KernelArch<'a> for Riscv64<'a> {
-    fn for_pass(lock: &'a FtraceLocked, may_sleep: karch::MaySleep) -> Self {
+    fn for_pass(lock: &'a FtraceLocked, may_sleep: common::MaySleep) -> Self {
         Riscv64 {
             _lock: lock,
             may_sleep,
@@ -89,7 +89,7 @@ impl<'a> KernelArch<'a> for Riscv64<'a> {
         // fixed `auipc` (a site out of it is refused by the plan).
         Riscv64 {
             _lock: lock,
-            may_sleep: karch::MaySleep::NO,
+            may_sleep: common::MaySleep::NO,
         }
     }
 }
@@ -118,7 +118,7 @@ fn read(check: &Check) -> Result<Insn, Failure> {
 /// Writes the stores of `change` in order, under `text_mutex`; 0 or the
 /// first store's -errno.
 fn write_plan(change: &Checked<Riscv64Change>, _text: &TextLocked) -> c_int {
-    let (nop, list) = karch::stub_ops();
+    let (nop, list) = common::stub_ops();
     for w in change.plan.writes {
         let ret = match w {
             // SAFETY: `addr` is the 8-byte aligned literal of a checked
@@ -155,7 +155,7 @@ impl Arch for Riscv64<'_> {
     const CALL_OPS: bool = true;
 
     fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<Riscv64Change, Failure> {
-        karch::check_unique(facts, decision);
+        common::check_unique(facts, decision);
         Ok(plan_update(facts, decision, shared_caller(false))?)
     }
 

@@ -26,7 +26,7 @@ use kernel::{
 };
 
 use crate::{
-    karch::KernelArch,
+    karch::common::KernelArch,
     kside::env::{
         c_word,
         Module, //
@@ -36,6 +36,9 @@ use crate::{
         TextLocked, //
     },
     kside::pass,
+    kside::stats::{
+        STATS, //
+    },
     rfcore::{
         record::Decision,
         update::{
@@ -55,7 +58,6 @@ use crate::{
             INSN_SIZE, //
         }, //
     },
-    STATS, //
 };
 
 const _: () = assert!(bindings::MCOUNT_INSN_SIZE as usize == INSN_SIZE);
@@ -141,7 +143,7 @@ impl Drop for X86<'_> {
 }
 
 impl<'a> KernelArch<'a> for X86<'a> {
-    fn for_pass(lock: &'a FtraceLocked, _may_sleep: crate::karch::MaySleep) -> Self {
+    fn for_pass(lock: &'a FtraceLocked, _may_sleep: crate::karch::common::MaySleep) -> Self {
         let late = poke_late(lock);
         // Live INT3 batches under text_mutex: the pass never sleeps.
         X86 {

@@ -56,16 +56,13 @@ use kernel::{
 };
 
 use crate::{
-    bump,
+    kside::abi::HashRef,
     kside::env::{
         c_word,
         CallOps,
         Ops, //
     },
-    kside::hash::{
-        HashRef,
-        KHash, //
-    },
+    kside::hash::KHash,
     kside::ipmodify,
     kside::lock::{
         DirectLocked,
@@ -73,12 +70,15 @@ use crate::{
     },
     kside::registry,
     kside::shim,
+    kside::stats::{
+        bump,
+        STATS, //
+    },
     rfcore::direct::{
         self as rules,
         Asking,
         Refusal, //
     },
-    STATS,
 };
 
 // The flag bits are the kernel's.

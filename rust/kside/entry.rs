@@ -9,14 +9,23 @@
 //! owns the mutex) and its raw pointers into handles that borrow that
 //! proof, calls safe code, and maps the result to what C expects (an
 //! errno, a verdict, an address). A record pointer is looked up in the
-//! record table before it is used ([`records::find()`]): an entry that
-//! takes only records and values is a safe function, whatever C passes. The prototypes are those of
-//! `include/rftrace.h`, which bindgen turns into `kernel::bindings`; each
-//! entry is checked against its generated declaration at compile time
-//! ([`same_signature!`]), so the two cannot drift apart.
+//! record table before it is used ([`records::find()`]), so an entry that
+//! takes only records and values is a safe function, whatever C passes.
+//! An ops, a hash, a module, a record group or an out pointer arrives as
+//! a view (`kside::abi`): a `#[repr(transparent)]` type whose invariants
+//! are what the header asks of the C caller for that argument (live, or
+//! valid for writes, for the call). No Rust code can make such a view
+//! from a raw pointer without `unsafe`, so these entries are safe
+//! functions too; only the entries that take raw memory (the call-site
+//! list, the table's ends, a C callback) are `unsafe`.
 //!
-//! A leaf module with `unsafe` code: every block turns a C contract into a
-//! handle.
+//! The prototypes are those of `include/rftrace.h`, which bindgen turns
+//! into `kernel::bindings`; each entry is checked against its generated
+//! declaration at compile time ([`same_signature!`], or
+//! [`same_prototype!`] with the views lowered to their C pointers), so the
+//! two cannot drift apart.
+//!
+//! A leaf module with `unsafe` code: the raw-memory entries and [`Lent`].
 
 use kernel::{
     bindings,
@@ -36,7 +45,10 @@ use kernel::{
 };
 
 use crate::{
-    bump,
+    kside::abi::{
+        HashRef,
+        Lent, //
+    },
     kside::env::{
         c_word,
         word,
@@ -57,24 +69,25 @@ use crate::{
     },
     kside::records::{
         self,
-        from_c,
         to_c, //
     },
     kside::registry,
+    kside::stats::{
+        bump,
+        shadow_diff,
+        STATS, //
+    },
     kside::subops,
     rfcore::{
         flags::RecFlags,
         record::Update, //
     },
-    shadow_diff,
-    STATS, //
 };
 
 use crate::karch;
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 use crate::kside::{
     direct,
-    hash::HashRef,
     lock::DirectLocked, //
 };
 #[cfg(CONFIG_X86_64)]
@@ -104,36 +117,12 @@ fn null_from_c<T>(p: *const T) -> bool {
     kernel::warn_on!(p.is_null())
 }
 
-/// An ops C keeps live for the call (`None`, with a warning, for null).
-///
-/// # Safety
-///
-/// `ops` is null or a live, initialised ops for the call.
-unsafe fn call_ops<'c>(ops: *mut bindings::ftrace_ops) -> Option<CallOps<'c>> {
-    if null_from_c(ops) {
-        return None;
+/// A view C passed, or `None` (after a warning, once) for null.
+fn given<T>(view: Option<T>) -> Option<T> {
+    if view.is_none() {
+        kernel::warn_on!(true);
     }
-    // SAFETY: the function contract.
-    unsafe { CallOps::from_raw(ops) }
-}
-
-/// An ops and a hash C keeps live and unchanged for the call (`None`, with
-/// a warning, for either null).
-///
-/// # Safety
-///
-/// `ops` is null or a live, initialised ops and `hash` null or a live
-/// hash nobody changes, both for the call.
-#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-unsafe fn call_ops_hash<'c>(
-    ops: *mut bindings::ftrace_ops,
-    hash: *mut bindings::ftrace_hash,
-) -> Option<(CallOps<'c>, HashRef<'c>)> {
-    if null_from_c(hash) {
-        return None;
-    }
-    // SAFETY: the function contract.
-    unsafe { Some((call_ops(ops)?, HashRef::from_raw(hash)?)) }
+    view
 }
 
 /// `-EINVAL`, for arguments C should never pass.
@@ -160,6 +149,25 @@ fn with_rec<R>(rec: *mut bindings::dyn_ftrace, null: R, f: impl FnOnce(Rec<'_>) 
     .unwrap_or(null)
 }
 
+/// Runs `f` on an ops handed over by C, under `ftrace_lock`; `null` is
+/// the answer for a null ops (which also warns once), or when the caller
+/// does not hold the lock.
+fn with_ops<R>(
+    ops: Option<CallOps<'_>>,
+    null: R,
+    f: impl FnOnce(Ops<'_>, &FtraceLocked) -> R,
+) -> R {
+    let Some(ops) = given(ops) else {
+        return null;
+    };
+    FtraceLocked::held(|lock| f(ops.locked(lock), lock)).unwrap_or(null)
+}
+
+/// An errno of a result, 0 for `Ok`.
+fn errno(r: kernel::error::Result) -> c_int {
+    r.map_or_else(|e| e.to_errno(), |()| 0)
+}
+
 /// `ftrace_update_record()` (`update`) and `ftrace_test_record()`:
 /// `FTRACE_UPDATE_*`.
 #[no_mangle]
@@ -169,47 +177,44 @@ pub(crate) extern "C" fn rftrace_check_record(
     update: bool,
 ) -> c_int {
     with_rec(rec, Update::Ignore as c_int, |rec| {
-        crate::check_record(rec, enable, update).update as c_int
+        crate::kside::decide::check_record(rec, enable, update).update as c_int
     })
 }
 
 /// Per-record accounting for `ops` (the body of the kernel's
 /// `__ftrace_hash_rec_update()` loop); false on a reference count overflow
 /// or underflow, or a null argument.
-///
-/// # Safety
-///
-/// `ops` is a registered ops.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_account(
+pub(crate) extern "C" fn rftrace_account(
     rec: *mut bindings::dyn_ftrace,
-    ops: *mut bindings::ftrace_ops,
+    ops: Option<CallOps<'_>>,
     inc: bool,
 ) -> bool {
-    if null_from_c(rec) || null_from_c(ops) {
-        return false;
-    }
-    FtraceLocked::held(|lock| {
-        // SAFETY: a registered ops (function contract).
-        let ops = unsafe { Ops::from_raw(ops, lock) };
-        match (records::find(rec, lock), ops) {
-            (Some(rec), Some(ops)) => crate::Accounting::new(ops, inc).rec(rec),
-            _ => false,
+    with_ops(ops, false, |ops, lock| match records::find(rec, lock) {
+        Some(rec) if !null_from_c(rec.as_ptr()) => {
+            crate::kside::decide::Accounting::new(ops, inc).rec(rec)
+        }
+        _ => {
+            kernel::warn_on!(true);
+            false
         }
     })
-    .unwrap_or(false)
 }
 
 /// `ftrace_get_addr_new()`: the address the site is to call.
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_get_addr_new(rec: *mut bindings::dyn_ftrace) -> c_ulong {
-    with_rec(rec, 0, |rec| c_word(crate::choose_target(rec, true)))
+    with_rec(rec, 0, |rec| {
+        c_word(crate::kside::decide::choose_target(rec, true))
+    })
 }
 
 /// `ftrace_get_addr_curr()`: the address the site calls now.
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_get_addr_curr(rec: *mut bindings::dyn_ftrace) -> c_ulong {
-    with_rec(rec, 0, |rec| c_word(crate::choose_target(rec, false)))
+    with_rec(rec, 0, |rec| {
+        c_word(crate::kside::decide::choose_target(rec, false))
+    })
 }
 
 /// `ftrace_find_unique_ops()`: the single ops whose filter covers the
@@ -218,7 +223,11 @@ pub(crate) extern "C" fn rftrace_get_addr_curr(rec: *mut bindings::dyn_ftrace) -
 pub(crate) extern "C" fn rftrace_find_unique_ops(
     rec: *mut bindings::dyn_ftrace,
 ) -> *mut bindings::ftrace_ops {
-    with_rec(rec, core::ptr::null_mut(), crate::find_unique_ops)
+    with_rec(
+        rec,
+        core::ptr::null_mut(),
+        crate::kside::decide::find_unique_ops,
+    )
 }
 
 /// `ftrace_process_locs()`: checks the call-site list `[start, end)` of
@@ -230,31 +239,37 @@ pub(crate) extern "C" fn rftrace_find_unique_ops(
 ///
 /// # Safety
 ///
-/// `[start, end)` is the call-site list of `module` (or of the core
-/// kernel), writable and used by nobody else during the call, `module` is
-/// null or the module being loaded, and the out pointers are valid for
-/// writes.
+/// `[start, end)` is the `unsigned long`-aligned call-site list of
+/// `module` (or of the core kernel), writable and used by nobody else
+/// during the call.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rftrace_build_table(
-    module: *mut bindings::module,
+    module: Module<'_>,
     start: *mut c_ulong,
     end: *mut c_ulong,
-    first: *mut *mut bindings::ftrace_page,
-    last: *mut *mut bindings::ftrace_page,
-    pages: *mut c_ulong,
-    recs: *mut c_ulong,
+    first: Option<Lent<'_, *mut bindings::ftrace_page>>,
+    last: Option<Lent<'_, *mut bindings::ftrace_page>>,
+    pages: Option<Lent<'_, c_ulong>>,
+    recs: Option<Lent<'_, c_ulong>>,
 ) -> c_int {
-    if null_from_c(first) || null_from_c(last) || null_from_c(pages) || null_from_c(recs) {
+    let (Some(mut first), Some(mut last), Some(mut pages), Some(mut recs)) =
+        (given(first), given(last), given(pages), given(recs))
+    else {
         return einval();
-    }
-    // SAFETY: the function's contract is `scan_call_sites()`'s, and
-    // `module` is null or the module being loaded, alive during the call.
-    let report = unsafe { crate::scan_call_sites(Module::from_raw(module), start, end) };
+    };
+    let words = (end as usize).saturating_sub(start as usize) / core::mem::size_of::<c_ulong>();
+    let list: &mut [u64] = if start.is_null() || words == 0 {
+        &mut []
+    } else {
+        // SAFETY: by the function's contract `[start, end)` is an aligned,
+        // writable array of `words` words nobody else uses during the
+        // call; an `unsigned long` is a u64 (size and alignment asserted
+        // in `kside::env`).
+        unsafe { core::slice::from_raw_parts_mut(start.cast::<u64>(), words) }
+    };
+    let report = crate::kside::decide::scan_call_sites(module, list, karch::call_site);
     let kept = usize::try_from(report.kept).unwrap_or(usize::MAX);
-    // SAFETY: the list was just checked by the scan; the rest of the
-    // function's contract is `build()`'s.
-    let built = unsafe { records::build(start, end, kept) };
-    let (f, l, p, r, ret) = match built {
+    let (f, l, p, r, ret) = match records::build(list, kept) {
         Ok(b) => {
             let (pages, records) = (b.pages(), b.records());
             let (first, last) = b.into_raw();
@@ -276,13 +291,10 @@ pub(crate) unsafe extern "C" fn rftrace_build_table(
         }
     };
     bump(&STATS.records_made, r as u64);
-    // SAFETY: valid out pointers (function contract, checked non-null).
-    unsafe {
-        first.write(to_c(f));
-        last.write(to_c(l));
-        pages.write(p as c_ulong);
-        recs.write(r as c_ulong);
-    }
+    first.write(to_c(f));
+    last.write(to_c(l));
+    pages.write(p as c_ulong);
+    recs.write(r as c_ulong);
     ret
 }
 
@@ -323,21 +335,14 @@ pub(crate) extern "C" fn rftrace_lookup_rec(
 }
 
 /// Counts what went, and stores the last group and the record count.
-///
-/// # Safety
-///
-/// `last` and `records` are valid for reads and writes.
-unsafe fn hand_over(
+fn hand_over(
     taken: records::Taken,
-    last: *mut *mut bindings::ftrace_page,
-    records: *mut c_ulong,
+    mut last: Lent<'_, *mut bindings::ftrace_page>,
+    mut records: Lent<'_, c_ulong>,
 ) -> *mut bindings::ftrace_page {
     bump(&STATS.records_released, taken.records as u64);
-    // SAFETY: the function's contract.
-    unsafe {
-        last.write(to_c(taken.last));
-        records.write(records.read().saturating_sub(taken.records as c_ulong));
-    }
+    last.write(to_c(taken.last));
+    records.write(records.read().saturating_sub(taken.records as c_ulong));
     to_c(taken.first)
 }
 
@@ -349,29 +354,27 @@ unsafe fn hand_over(
 ///
 /// # Safety
 ///
-/// `head` and `tail` are `&ftrace_pages_start` and `&ftrace_pages`,
-/// `module` is the module going away, `last` and `records` are valid, and
+/// `head` and `tail` are `&ftrace_pages_start` and `&ftrace_pages`, and
 /// the caller holds `ftrace_lock`.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rftrace_unlink_module(
     head: *mut *mut bindings::ftrace_page,
     tail: *mut *mut bindings::ftrace_page,
-    module: *mut bindings::module,
-    last: *mut *mut bindings::ftrace_page,
-    records: *mut c_ulong,
+    module: Module<'_>,
+    last: Option<Lent<'_, *mut bindings::ftrace_page>>,
+    records: Option<Lent<'_, c_ulong>>,
 ) -> *mut bindings::ftrace_page {
-    if null_from_c(head) || null_from_c(tail) || null_from_c(last) || null_from_c(records) {
+    let (Some(last), Some(records)) = (given(last), given(records)) else {
+        return core::ptr::null_mut();
+    };
+    if null_from_c(head) || null_from_c(tail) {
         return core::ptr::null_mut();
     }
     FtraceLocked::held(|lock| {
-        // SAFETY: the function's contract is `unlink_module()`'s and
-        // `hand_over()`'s, and `module` is alive during the call.
-        unsafe {
-            let module = Module::from_raw(module);
-            let taken = records::unlink_module(head.cast(), tail.cast(), module, lock);
-            crate::kside::sites::forget_module(module, lock);
-            hand_over(taken, last, records)
-        }
+        // SAFETY: the function's contract is `unlink_module()`'s.
+        let taken = unsafe { records::unlink_module(head.cast(), tail.cast(), module, lock) };
+        crate::kside::sites::forget_module(module, lock);
+        hand_over(taken, last, records)
     })
     .unwrap_or(core::ptr::null_mut())
 }
@@ -394,10 +397,13 @@ pub(crate) unsafe extern "C" fn rftrace_remove_range(
     end: c_ulong,
     each: Option<unsafe extern "C" fn(*mut c_void, *mut bindings::dyn_ftrace)>,
     data: *mut c_void,
-    last: *mut *mut bindings::ftrace_page,
-    records: *mut c_ulong,
+    last: Option<Lent<'_, *mut bindings::ftrace_page>>,
+    records: Option<Lent<'_, c_ulong>>,
 ) -> *mut bindings::ftrace_page {
-    if null_from_c(head) || null_from_c(tail) || null_from_c(last) || null_from_c(records) {
+    let (Some(last), Some(records)) = (given(last), given(records)) else {
+        return core::ptr::null_mut();
+    };
+    if null_from_c(head) || null_from_c(tail) {
         return core::ptr::null_mut();
     }
     let (s, e) = (word(start), word(end));
@@ -416,8 +422,7 @@ pub(crate) unsafe extern "C" fn rftrace_remove_range(
                 ));
             }
         }
-        // SAFETY: valid out pointers (function contract).
-        unsafe { hand_over(taken, last, records) }
+        hand_over(taken, last, records)
     })
     .unwrap_or(core::ptr::null_mut())
 }
@@ -427,96 +432,50 @@ pub(crate) unsafe extern "C" fn rftrace_remove_range(
 /// and `*notrace_hash` (null: empty). A sub-ops whose filter is wholly covered
 /// by its notrace hash traces nothing, and a manager whose sub-ops all
 /// trace nothing gets a filter of nothing, never an empty filter (every
-/// function) as in 7.2. Returns 0 or `-ENOMEM`.
-///
-/// # Safety
-///
-/// `ops` is a manager ops whose sub-ops list (and their hashes) the caller
-/// keeps under `ftrace_lock`, which it holds; `filter` and `notrace_hash` are
-/// valid for writes.
+/// function) as in 7.2. Returns 0 or `-ENOMEM`; the caller holds
+/// `ftrace_lock`, which keeps the sub-ops list and their hashes.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_manager_hashes(
-    ops: *mut bindings::ftrace_ops,
-    filter: *mut *mut bindings::ftrace_hash,
-    notrace_hash: *mut *mut bindings::ftrace_hash,
+pub(crate) extern "C" fn rftrace_manager_hashes(
+    ops: Option<CallOps<'_>>,
+    filter: Option<Lent<'_, *mut bindings::ftrace_hash>>,
+    notrace_hash: Option<Lent<'_, *mut bindings::ftrace_hash>>,
 ) -> c_int {
-    if null_from_c(ops) || null_from_c(filter) || null_from_c(notrace_hash) {
+    let (Some(mut filter), Some(mut notrace_hash)) = (given(filter), given(notrace_hash)) else {
         return einval();
-    }
-    let made: kernel::error::Result<_> = FtraceLocked::held(|lock| {
-        // SAFETY: a live ops (function contract).
-        let ops = unsafe { Ops::from_raw(ops, lock) }.ok_or(EINVAL)?;
+    };
+    let made = with_ops(ops, Err(EINVAL), |ops, lock| {
         let made = hash::manager_hashes(ops, lock)?;
         let f = made.filter.into_raw()?;
         // Both are owned: handing them over allocates nothing.
         let n = made.notrace.into_raw()?;
         Ok((f, n))
-    })
-    .unwrap_or(Err(EINVAL));
+    });
     match made {
         Ok((f, n)) => {
-            // SAFETY: writable pointers (function contract).
-            unsafe {
-                filter.write(f);
-                notrace_hash.write(n);
-            }
+            filter.write(f);
+            notrace_hash.write(n);
             0
         }
         Err(e) => e.to_errno(),
     }
 }
 
-/// Runs `f` on an ops handed over by C, under `ftrace_lock`; `null` is
-/// the answer for a null ops (which also warns once).
-///
-/// # Safety
-///
-/// `ops` is null or a live, initialised ops, and the caller holds
+/// `__register_ftrace_function()`: 0 or 7.2's errno. The caller holds
 /// `ftrace_lock`.
-unsafe fn with_ops<R>(
-    ops: *mut bindings::ftrace_ops,
-    null: R,
-    f: impl FnOnce(Ops<'_>, &FtraceLocked) -> R,
-) -> R {
-    if null_from_c(ops) {
-        return null;
-    }
-    FtraceLocked::held(|lock| {
-        // SAFETY: `ops` is live (function contract).
-        unsafe { Ops::from_raw(ops, lock) }.map(|ops| f(ops, lock))
+#[no_mangle]
+pub(crate) extern "C" fn rftrace_register_ops(ops: Option<CallOps<'_>>) -> c_int {
+    with_ops(ops, einval(), |ops, lock| {
+        errno(registry::register(ops, lock))
     })
-    .flatten()
-    .unwrap_or(null)
 }
 
-/// `__register_ftrace_function()`: 0 or 7.2's errno.
-///
-/// # Safety
-///
-/// `ops` is a live, initialised ops and the caller holds `ftrace_lock`.
+/// `__unregister_ftrace_function()`: 0 or 7.2's errno. The caller holds
+/// `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_register_ops(ops: *mut bindings::ftrace_ops) -> c_int {
-    // SAFETY: the same contract.
-    unsafe {
-        with_ops(ops, einval(), |ops, lock| {
-            registry::register(ops, lock).map_or_else(|e| e.to_errno(), |()| 0)
-        })
-    }
-}
-
-/// `__unregister_ftrace_function()`: 0 or 7.2's errno.
-///
-/// # Safety
-///
-/// `ops` is a live, initialised ops and the caller holds `ftrace_lock`.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_unregister_ops(ops: *mut bindings::ftrace_ops) -> c_int {
-    // SAFETY: the same contract.
-    unsafe {
-        with_ops(ops, einval(), |ops, lock| {
-            registry::unregister(ops, lock).map_or_else(|e| e.to_errno(), |()| 0)
-        })
-    }
+pub(crate) extern "C" fn rftrace_unregister_ops(ops: Option<CallOps<'_>>) -> c_int {
+    with_ops(ops, einval(), |ops, lock| {
+        errno(registry::unregister(ops, lock))
+    })
 }
 
 /// `update_ftrace_function()`; the caller holds `ftrace_lock`.
@@ -526,25 +485,16 @@ pub(crate) extern "C" fn rftrace_update_function() {
 }
 
 /// `__ftrace_hash_rec_update()`: 1 if a site needs an update pass, 0 if
-/// none, -1 after a reference count overflow or underflow.
-///
-/// # Safety
-///
-/// `ops` is a live, initialised ops and the caller holds `ftrace_lock`.
+/// none, -1 after a reference count overflow or underflow. The caller
+/// holds `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_account_walk(
-    ops: *mut bindings::ftrace_ops,
-    inc: bool,
-) -> c_int {
-    // SAFETY: the same contract.
-    unsafe {
-        with_ops(ops, -1, |ops, lock| {
-            match registry::account_walk(ops, inc, lock) {
-                Ok(update) => c_int::from(update),
-                Err(()) => -1,
-            }
-        })
-    }
+pub(crate) extern "C" fn rftrace_account_walk(ops: Option<CallOps<'_>>, inc: bool) -> c_int {
+    with_ops(ops, -1, |ops, lock| {
+        match registry::account_walk(ops, inc, lock) {
+            Ok(update) => c_int::from(update),
+            Err(()) => -1,
+        }
+    })
 }
 
 /// The start-up counter (`ftrace_start_up` of 7.2), which the Rust
@@ -555,100 +505,75 @@ pub(crate) extern "C" fn rftrace_start_up() -> c_int {
     FtraceLocked::held(registry::start_up_count).unwrap_or(0)
 }
 
-/// `__ftrace_hash_update_ipmodify()`: 0 or 7.2's errno.
+/// `__ftrace_hash_update_ipmodify()`: 0 or 7.2's errno. `old` and `new`
+/// are null (every function) or hashes nobody changes during the call.
 ///
 /// Its callers in 7.2 hold `ftrace_lock`, except the two direct-call
 /// paths that change a direct ops' target (`retarget`), which hold
 /// `direct_mutex` only: for those the walk takes `ftrace_lock` itself and
 /// the direct ops is asked about shared functions after dropping it, as
 /// 7.2 asks it without the lock.
-///
-/// # Safety
-///
-/// `ops` is a live, initialised ops, `old` and `new` are null or hashes
-/// nobody changes during the call; the caller holds `ftrace_lock`, or,
-/// with `retarget`, `direct_mutex` and not `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_ipmodify_update(
-    ops: *mut bindings::ftrace_ops,
-    old: *mut bindings::ftrace_hash,
-    new: *mut bindings::ftrace_hash,
+pub(crate) extern "C" fn rftrace_ipmodify_update(
+    ops: Option<CallOps<'_>>,
+    old: Option<HashRef<'_>>,
+    new: Option<HashRef<'_>>,
     retarget: bool,
 ) -> c_int {
     if !retarget {
-        let run = |ops: Ops<'_>, lock: &FtraceLocked| {
-            // SAFETY: live hashes or null, unchanged during the call (the
-            // function contract), under `lock`.
-            let (old, new) = unsafe { (KHash::from_c(old, lock), KHash::from_c(new, lock)) };
+        return with_ops(ops, einval(), |ops, lock| {
+            let (old, new) = (old.map(KHash::of_view), new.map(KHash::of_view));
             let asks = ipmodify::Asks::Now;
-            ipmodify::update(ops, old.as_ref(), new.as_ref(), false, lock, asks)
-                .map_or_else(|e| e.to_errno(), |()| 0)
-        };
-        // SAFETY: the same contract, with ftrace_lock held.
-        return unsafe { with_ops(ops, einval(), run) };
+            errno(ipmodify::update(
+                ops,
+                old.as_ref(),
+                new.as_ref(),
+                false,
+                lock,
+                asks,
+            ))
+        });
     }
     // A target change exists only with direct calls.
     #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
     {
-        // SAFETY: the same contract: all live for the call.
-        let (ops, old, new) = unsafe {
-            (
-                CallOps::from_raw(ops),
-                HashRef::from_raw(old),
-                HashRef::from_raw(new),
-            )
-        };
-        let Some(ops) = ops else {
+        let Some(ops) = given(ops) else {
             return einval();
         };
-        DirectLocked::held(|direct| direct::retarget_claims(ops, old, new, direct))
-            .unwrap_or(Err(EINVAL))
-            .map_or_else(|e| e.to_errno(), |()| 0)
+        errno(
+            DirectLocked::held(|direct| direct::retarget_claims(ops, old, new, direct))
+                .unwrap_or(Err(EINVAL)),
+        )
     }
     #[cfg(not(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS))]
     einval()
 }
 
-/// `ftrace_startup()`: 0 or 7.2's errno.
-///
-/// # Safety
-///
-/// `ops` is a live, initialised ops and the caller holds `ftrace_lock`.
+/// `ftrace_startup()`: 0 or 7.2's errno. The caller holds `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_startup(
-    ops: *mut bindings::ftrace_ops,
-    command: c_int,
-) -> c_int {
-    // SAFETY: the same contract.
-    unsafe {
-        with_ops(ops, einval(), |ops, lock| {
-            registry::startup(ops, command, lock).map_or_else(|e| e.to_errno(), |()| 0)
-        })
-    }
+pub(crate) extern "C" fn rftrace_startup(ops: Option<CallOps<'_>>, command: c_int) -> c_int {
+    with_ops(ops, einval(), |ops, lock| {
+        errno(registry::startup(ops, command, lock))
+    })
 }
 
 /// Runs `change` for a hash change C asked for: the hash of `ops` at
 /// `orig_hash` (its filter or its notrace slot; if `want` says which, it
-/// must be that one) becomes the functions of `hash`. A slot that is not
-/// one of the ops' (or not the one wanted) would put the hash where C
-/// does not expect it: `-EINVAL`, with a warning.
-///
-/// # Safety
-///
-/// `ops` is null or a live, initialised ops; `hash` is null or a live hash
-/// the caller owns and frees after the call; the caller holds
-/// `ftrace_lock`.
-unsafe fn with_hash_change(
-    ops: *mut bindings::ftrace_ops,
+/// must be that one) becomes the functions of `hash` (which the caller
+/// owns and frees after the call). A slot that is not one of the ops' (or
+/// not the one wanted) would put the hash where C does not expect it:
+/// `-EINVAL`, with a warning. The caller holds `ftrace_lock`.
+fn with_hash_change(
+    ops: Option<CallOps<'_>>,
     orig_hash: *mut *mut bindings::ftrace_hash,
-    hash: *mut bindings::ftrace_hash,
+    hash: Option<HashRef<'_>>,
     want: Option<bool>,
     change: impl for<'a> FnOnce(Ops<'a>, bool, KHash<'a>, &'a FtraceLocked) -> kernel::error::Result,
 ) -> c_int {
-    if null_from_c(hash) {
+    let Some(hash) = given(hash) else {
         return einval();
-    }
-    let run = |ops: Ops<'_>, lock: &FtraceLocked| {
+    };
+    with_ops(ops, einval(), |ops, lock| {
         let slot = |notrace| HashSlot::of_ops(ops, notrace).map(|s| s.as_ptr());
         let found = [false, true]
             .into_iter()
@@ -661,327 +586,225 @@ unsafe fn with_hash_change(
                 return einval();
             }
         };
-        // SAFETY: the caller's hash, live and changed by no one else for
-        // the call (function contract).
-        let Some(new) = (unsafe { KHash::from_c(hash, lock) }) else {
-            return einval();
-        };
-        change(ops, notrace, new, lock).map_or_else(|e| e.to_errno(), |()| 0)
-    };
-    // SAFETY: the same contract.
-    unsafe { with_ops(ops, einval(), run) }
+        errno(change(ops, notrace, KHash::of_view(hash), lock))
+    })
 }
 
 /// `__ftrace_hash_move_and_update_ops()`: the filter (`enable` non-zero)
 /// or notrace hash of `ops`, at `orig_hash`, becomes the functions of
 /// `hash`; 0 or 7.2's errno, with nothing changed.
-///
-/// # Safety
-///
-/// `ops` is a live, initialised ops and `orig_hash` its filter or notrace
-/// hash slot; `hash` is a live hash the caller owns and frees after the
-/// call; the caller holds `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_hash_move_and_update(
-    ops: *mut bindings::ftrace_ops,
+pub(crate) extern "C" fn rftrace_hash_move_and_update(
+    ops: Option<CallOps<'_>>,
     orig_hash: *mut *mut bindings::ftrace_hash,
-    hash: *mut bindings::ftrace_hash,
+    hash: Option<HashRef<'_>>,
     enable: c_int,
 ) -> c_int {
-    // SAFETY: the same contract.
-    unsafe { with_hash_change(ops, orig_hash, hash, Some(enable == 0), filters::change) }
+    with_hash_change(ops, orig_hash, hash, Some(enable == 0), filters::change)
 }
 
 /// `ftrace_run_modify_code()`: the update pass with `command`, `ops`
 /// marked as modifying from the hashes it had (`old_filter`,
-/// `old_notrace`).
-///
-/// # Safety
-///
-/// `ops` is a live, initialised ops, the old hashes are null or live until
-/// the call returns, and the caller holds `ftrace_lock`.
+/// `old_notrace`: null or live until the call returns; C's trampoline
+/// finders read them meanwhile). The caller holds `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_run_modify_code(
-    ops: *mut bindings::ftrace_ops,
+pub(crate) extern "C" fn rftrace_run_modify_code(
+    ops: Option<CallOps<'_>>,
     command: c_int,
     old_filter: *mut bindings::ftrace_hash,
     old_notrace: *mut bindings::ftrace_hash,
 ) {
-    // SAFETY: the same contract.
-    unsafe {
-        with_ops(ops, (), |ops, lock| {
-            let old = filters::OldHashes::from_c(old_filter, old_notrace);
-            filters::run_modify_code(ops, command, old, lock);
-        })
-    }
+    with_ops(ops, (), |ops, lock| {
+        let old = filters::OldHashes::from_c(old_filter, old_notrace);
+        filters::run_modify_code(ops, command, old, lock);
+    })
 }
 
 /// Runs `f` on a manager ops and one of its sub-ops handed over by C,
 /// under `ftrace_lock`; `-EINVAL` for a null one (which also warns once).
-///
-/// # Safety
-///
-/// `ops` and `subops` are null or live, and the caller holds
-/// `ftrace_lock`.
-unsafe fn with_subops(
-    ops: *mut bindings::ftrace_ops,
-    subops: *mut bindings::ftrace_ops,
+fn with_subops(
+    ops: Option<CallOps<'_>>,
+    subops: Option<CallOps<'_>>,
     f: impl FnOnce(Ops<'_>, Ops<'_>, &FtraceLocked) -> kernel::error::Result,
 ) -> c_int {
-    if null_from_c(subops) {
+    let Some(subops) = given(subops) else {
         return einval();
-    }
-    let run = |ops: Ops<'_>, lock: &FtraceLocked| {
-        // SAFETY: a live sub-ops (function contract), under `lock`.
-        match unsafe { Ops::from_raw(subops, lock) } {
-            Some(subops) => f(ops, subops, lock).map_or_else(|e| e.to_errno(), |()| 0),
-            None => einval(),
-        }
     };
-    // SAFETY: the same contract.
-    unsafe { with_ops(ops, einval(), run) }
+    with_ops(ops, einval(), |ops, lock| {
+        errno(f(ops, subops.locked(lock), lock))
+    })
 }
 
-/// `ftrace_startup_subops()`: 0 or 7.2's errno.
-///
-/// # Safety
-///
-/// `ops` (a manager) and `subops` are live ops and the caller holds
+/// `ftrace_startup_subops()`: 0 or 7.2's errno. The caller holds
 /// `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_startup_subops(
-    ops: *mut bindings::ftrace_ops,
-    subops: *mut bindings::ftrace_ops,
+pub(crate) extern "C" fn rftrace_startup_subops(
+    ops: Option<CallOps<'_>>,
+    subops: Option<CallOps<'_>>,
     command: c_int,
 ) -> c_int {
-    // SAFETY: the same contract.
-    unsafe {
-        with_subops(ops, subops, |m, s, lock| {
-            subops::startup(m, s, command, lock)
-        })
-    }
+    with_subops(ops, subops, |m, s, lock| {
+        subops::startup(m, s, command, lock)
+    })
 }
 
-/// `ftrace_shutdown_subops()`: 0 or 7.2's errno.
-///
-/// # Safety
-///
-/// `ops` (a manager) and `subops` are live ops and the caller holds
+/// `ftrace_shutdown_subops()`: 0 or 7.2's errno. The caller holds
 /// `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_shutdown_subops(
-    ops: *mut bindings::ftrace_ops,
-    subops: *mut bindings::ftrace_ops,
+pub(crate) extern "C" fn rftrace_shutdown_subops(
+    ops: Option<CallOps<'_>>,
+    subops: Option<CallOps<'_>>,
     command: c_int,
 ) -> c_int {
-    // SAFETY: the same contract.
-    unsafe {
-        with_subops(ops, subops, |m, s, lock| {
-            subops::shutdown(m, s, command, lock)
-        })
-    }
+    with_subops(ops, subops, |m, s, lock| {
+        subops::shutdown(m, s, command, lock)
+    })
 }
 
 /// `ftrace_hash_move_and_update_subops()`: the hash of `subops` at
 /// `orig_hash` (its filter or its notrace slot) becomes the functions of
 /// `hash`, and its manager follows; 0 or 7.2's errno, with nothing
 /// changed.
-///
-/// # Safety
-///
-/// `subops` is a live sub-ops and `orig_hash` one of its hash slots;
-/// `hash` is a live hash the caller owns and frees after the call; the
-/// caller holds `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_subops_change(
-    subops: *mut bindings::ftrace_ops,
+pub(crate) extern "C" fn rftrace_subops_change(
+    subops: Option<CallOps<'_>>,
     orig_hash: *mut *mut bindings::ftrace_hash,
-    hash: *mut bindings::ftrace_hash,
+    hash: Option<HashRef<'_>>,
 ) -> c_int {
-    // SAFETY: the same contract.
-    unsafe { with_hash_change(subops, orig_hash, hash, None, subops::change) }
+    with_hash_change(subops, orig_hash, hash, None, subops::change)
 }
 
 /// `ftrace_update_manager()`: the manager `ops` follows its sub-ops'
-/// hashes again, after one changed in place. 0 or 7.2's errno.
-///
-/// # Safety
-///
-/// `ops` is a live manager ops and the caller holds `ftrace_lock`.
+/// hashes again, after one changed in place. 0 or 7.2's errno. The caller
+/// holds `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_update_manager(ops: *mut bindings::ftrace_ops) -> c_int {
-    // SAFETY: the same contract.
-    unsafe {
-        with_ops(ops, einval(), |ops, lock| {
-            subops::refresh(ops, lock).map_or_else(|e| e.to_errno(), |()| 0)
-        })
-    }
+pub(crate) extern "C" fn rftrace_update_manager(ops: Option<CallOps<'_>>) -> c_int {
+    with_ops(ops, einval(), |ops, lock| errno(subops::refresh(ops, lock)))
 }
 
-/// `register_ftrace_direct()`: 0 or 7.2's errno.
-///
-/// # Safety
-///
-/// `ops` is a live ops and the caller holds neither `direct_mutex` nor
-/// `ftrace_lock`.
+/// `register_ftrace_direct()`: 0 or 7.2's errno. The caller holds neither
+/// `direct_mutex` nor `ftrace_lock`.
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_register_direct(
-    ops: *mut bindings::ftrace_ops,
-    addr: c_ulong,
-) -> c_int {
-    // SAFETY: the same contract.
-    match unsafe { call_ops(ops) } {
+pub(crate) extern "C" fn rftrace_register_direct(ops: Option<CallOps<'_>>, addr: c_ulong) -> c_int {
+    match given(ops) {
         Some(ops) => direct::register_locked(ops, word(addr)),
         None => einval(),
     }
 }
 
-/// `unregister_ftrace_direct()`: 0 or 7.2's errno.
-///
-/// # Safety
-///
-/// As for [`rftrace_register_direct`].
+/// `unregister_ftrace_direct()`: 0 or 7.2's errno. The caller holds
+/// neither `direct_mutex` nor `ftrace_lock`.
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_unregister_direct(
-    ops: *mut bindings::ftrace_ops,
+pub(crate) extern "C" fn rftrace_unregister_direct(
+    ops: Option<CallOps<'_>>,
     addr: c_ulong,
     free_filters: bool,
 ) -> c_int {
-    // SAFETY: the same contract.
-    unsafe { call_ops(ops) }
-        .ok_or(EINVAL)
-        .and_then(|ops| direct::unregister(ops, word(addr), free_filters))
-        .map_or_else(|e| e.to_errno(), |()| 0)
+    errno(
+        given(ops)
+            .ok_or(EINVAL)
+            .and_then(|ops| direct::unregister(ops, word(addr), free_filters)),
+    )
 }
 
 /// `modify_ftrace_direct()` (`lock`) and `modify_ftrace_direct_nolock()`:
-/// 0 or 7.2's errno.
-///
-/// # Safety
-///
-/// `ops` is a live ops; the caller does not hold `ftrace_lock`, and holds
+/// 0 or 7.2's errno. The caller does not hold `ftrace_lock`, and holds
 /// `direct_mutex` if and only if `lock` is false.
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_modify_direct(
-    ops: *mut bindings::ftrace_ops,
+pub(crate) extern "C" fn rftrace_modify_direct(
+    ops: Option<CallOps<'_>>,
     addr: c_ulong,
     lock: bool,
 ) -> c_int {
-    // SAFETY: the same contract.
-    unsafe { call_ops(ops) }
-        .ok_or(EINVAL)
-        .and_then(|ops| direct::modify(ops, word(addr), lock))
-        .map_or_else(|e| e.to_errno(), |()| 0)
+    errno(
+        given(ops)
+            .ok_or(EINVAL)
+            .and_then(|ops| direct::modify(ops, word(addr), lock)),
+    )
 }
 
-/// `update_ftrace_direct_add()`: 0 or 7.2's errno.
-///
-/// # Safety
-///
-/// `ops` is a live ops and `hash` a live hash nobody changes during the
-/// call; the caller holds neither `direct_mutex` nor `ftrace_lock`.
+/// An ops and a hash C passed, `-EINVAL` (with a warning) for either null.
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-#[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_update_direct_add(
-    ops: *mut bindings::ftrace_ops,
-    hash: *mut bindings::ftrace_hash,
-) -> c_int {
-    // SAFETY: the same contract.
-    unsafe { call_ops_hash(ops, hash) }
-        .ok_or(EINVAL)
-        .and_then(|(ops, hash)| direct::batch_add(ops, hash))
-        .map_or_else(|e| e.to_errno(), |()| 0)
+fn ops_hash<'c>(
+    ops: Option<CallOps<'c>>,
+    hash: Option<HashRef<'c>>,
+) -> kernel::error::Result<(CallOps<'c>, HashRef<'c>)> {
+    Ok((given(ops).ok_or(EINVAL)?, given(hash).ok_or(EINVAL)?))
 }
 
-/// `update_ftrace_direct_del()`: 0 or 7.2's errno.
-///
-/// # Safety
-///
-/// As for [`rftrace_update_direct_add`].
+/// `update_ftrace_direct_add()`: 0 or 7.2's errno. The caller holds
+/// neither `direct_mutex` nor `ftrace_lock`.
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_update_direct_del(
-    ops: *mut bindings::ftrace_ops,
-    hash: *mut bindings::ftrace_hash,
+pub(crate) extern "C" fn rftrace_update_direct_add(
+    ops: Option<CallOps<'_>>,
+    hash: Option<HashRef<'_>>,
 ) -> c_int {
-    // SAFETY: the same contract.
-    unsafe { call_ops_hash(ops, hash) }
-        .ok_or(EINVAL)
-        .and_then(|(ops, hash)| direct::batch_del(ops, hash))
-        .map_or_else(|e| e.to_errno(), |()| 0)
+    errno(ops_hash(ops, hash).and_then(|(ops, hash)| direct::batch_add(ops, hash)))
+}
+
+/// `update_ftrace_direct_del()`: 0 or 7.2's errno. The caller holds
+/// neither `direct_mutex` nor `ftrace_lock`.
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+#[no_mangle]
+pub(crate) extern "C" fn rftrace_update_direct_del(
+    ops: Option<CallOps<'_>>,
+    hash: Option<HashRef<'_>>,
+) -> c_int {
+    errno(ops_hash(ops, hash).and_then(|(ops, hash)| direct::batch_del(ops, hash)))
 }
 
 /// `update_ftrace_direct_mod()` (`lock`: `do_direct_lock`): 0 or 7.2's
-/// errno.
-///
-/// # Safety
-///
-/// `ops` is a live ops and `hash` a live hash nobody changes during the
-/// call; the caller does not hold `ftrace_lock`, and holds `direct_mutex`
-/// if and only if `lock` is false.
+/// errno. The caller does not hold `ftrace_lock`, and holds
+/// `direct_mutex` if and only if `lock` is false.
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_update_direct_mod(
-    ops: *mut bindings::ftrace_ops,
-    hash: *mut bindings::ftrace_hash,
+pub(crate) extern "C" fn rftrace_update_direct_mod(
+    ops: Option<CallOps<'_>>,
+    hash: Option<HashRef<'_>>,
     lock: bool,
 ) -> c_int {
-    // SAFETY: the same contract.
-    unsafe { call_ops_hash(ops, hash) }
-        .ok_or(EINVAL)
-        .and_then(|(ops, hash)| direct::batch_mod(ops, hash, lock))
-        .map_or_else(|e| e.to_errno(), |()| 0)
+    errno(ops_hash(ops, hash).and_then(|(ops, hash)| direct::batch_mod(ops, hash, lock)))
 }
 
 /// `__ftrace_shutdown()`: 0 or 7.2's errno. With a non-null `rel`, a
-/// dynamic ops' grace-period waits are left to the caller.
-///
-/// # Safety
-///
-/// `ops` is a live, initialised ops and the caller holds `ftrace_lock`;
-/// `rel` is null or valid for writes until this returns.
+/// dynamic ops' grace-period waits are left to the caller. The caller
+/// holds `ftrace_lock`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_shutdown(
-    ops: *mut bindings::ftrace_ops,
+pub(crate) extern "C" fn rftrace_shutdown(
+    ops: Option<CallOps<'_>>,
     command: c_int,
-    rel: *mut bindings::ftrace_release,
+    rel: Option<registry::Deferred<'_>>,
 ) -> c_int {
-    // SAFETY: the same contract.
-    let deferred = unsafe { registry::Deferred::new(rel) };
-    // SAFETY: the same contract.
-    unsafe {
-        with_ops(ops, einval(), |ops, lock| {
-            registry::shutdown(ops, command, deferred, lock).map_or_else(|e| e.to_errno(), |()| 0)
-        })
-    }
+    with_ops(ops, einval(), |ops, lock| {
+        errno(registry::shutdown(ops, command, rel, lock))
+    })
 }
 
 /// Counter `idx`: stores its name in `*name` and returns true, or false.
-///
-/// # Safety
-///
-/// `name` and `val` are valid for writes.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_stat(
+pub(crate) extern "C" fn rftrace_stat(
     idx: c_uint,
-    name: *mut *const c_char,
-    val: *mut u64,
+    name: Option<Lent<'_, *const c_char>>,
+    val: Option<Lent<'_, u64>>,
 ) -> bool {
-    if null_from_c(name) || null_from_c(val) {
-        return false;
-    }
-    let Some((n, v)) = STATS.get(idx) else {
+    let (Some(mut name), Some(mut val)) = (given(name), given(val)) else {
         return false;
     };
-    // SAFETY: writable pointers (function contract); the name is a static
-    // NUL-terminated string.
-    unsafe {
-        name.write(n.as_ptr().cast::<c_char>());
-        val.write(v);
-    }
+    // The core's counters, then the site sets' (`kside::sites`).
+    let found = STATS.get(idx).or_else(|| {
+        let i = idx.checked_sub(crate::kside::stats::Stats::COUNT)?;
+        crate::kside::sites::stat(usize::try_from(i).ok()?)
+    });
+    let Some((n, v)) = found else {
+        return false;
+    };
+    // A static NUL-terminated string.
+    name.write(n.as_ptr().cast::<c_char>());
+    val.write(v);
     true
 }
 
@@ -1038,53 +861,36 @@ pub(crate) extern "C" fn rftrace_modify_call(
 
 /// `ftrace_make_nop()`, or with `init` the first conversion of a site
 /// (`ftrace_init_nop()`; on x86 `ftrace_make_nop()` of the compiler's call
-/// to `__fentry__`).
-///
-/// # Safety
-///
-/// `module` is null or the module of the record, alive during the call.
+/// to `__fentry__`); `module` is null or the module of the record.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_make_nop(
-    module: *mut bindings::module,
+pub(crate) extern "C" fn rftrace_make_nop(
+    module: Module<'_>,
     rec: *mut bindings::dyn_ftrace,
     addr: c_ulong,
     init: bool,
 ) -> c_int {
     with_rec(rec, einval(), |rec| {
-        // SAFETY: `module` is null or alive during the call (function
-        // contract).
-        let module = unsafe { Module::from_raw(module) };
         karch::make_nop(module, rec, word(addr), init)
     })
 }
 
 /// `ftrace_update_code()`'s loop: every record of the new groups from
-/// `pgs` gets `flags` and, with `init`, its site's first conversion to a
-/// NOP (from a call to `mcount`). Returns the records done, or -1 if
-/// ftrace is disabled (or the caller does not hold `ftrace_lock`); a
-/// failed site is reported with `ftrace_bug()`.
-///
-/// # Safety
-///
-/// `pgs` is null or the first of a chain of groups of the table, `module`
-/// is null or the module they belong to, alive during the call, and the
-/// caller holds `ftrace_lock`.
+/// `pgs` (null, or a group of the table and those after it) gets `flags`
+/// and, with `init`, its site's first conversion to a NOP (from a call to
+/// `mcount`). Returns the records done, or -1 if ftrace is disabled (or
+/// the caller does not hold `ftrace_lock`); a failed site is reported
+/// with `ftrace_bug()`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rftrace_init_nops(
-    module: *mut bindings::module,
-    pgs: *mut bindings::ftrace_page,
+pub(crate) extern "C" fn rftrace_init_nops(
+    module: Module<'_>,
+    pgs: Option<records::Group<'_>>,
     flags: c_ulong,
     init: bool,
     mcount: c_ulong,
 ) -> c_long {
     let run = |lock: &FtraceLocked| {
-        // SAFETY: `pgs` is null or a group of the table, which ftrace_lock
-        // keeps with every group after it (contract).
-        let first = unsafe { records::Group::from_raw(from_c(pgs)) };
         let flags = RecFlags::from_raw(word(flags));
-        // SAFETY: `module` is null or alive during the call (contract).
-        let module = unsafe { Module::from_raw(module) };
-        match karch::init_groups(lock, module, first, flags, init, word(mcount)) {
+        match karch::init_groups(lock, module, pgs, flags, init, word(mcount)) {
             Some(n) => c_long::try_from(n).unwrap_or(c_long::MAX),
             None => -1,
         }
@@ -1113,45 +919,186 @@ pub(crate) extern "C" fn rftrace_finish() {
 
 same_signature!(
     rftrace_check_record,
-    rftrace_account,
     rftrace_get_addr_new,
     rftrace_get_addr_curr,
     rftrace_find_unique_ops,
-    rftrace_build_table,
     rftrace_lookup_rec,
-    rftrace_unlink_module,
-    rftrace_remove_range,
-    rftrace_stat,
     rftrace_replace_one,
     rftrace_replace_code,
     rftrace_make_call,
     rftrace_modify_call,
-    rftrace_make_nop,
-    rftrace_init_nops,
-    rftrace_manager_hashes,
-    rftrace_register_ops,
-    rftrace_unregister_ops,
     rftrace_update_function,
-    rftrace_account_walk,
-    rftrace_ipmodify_update,
     rftrace_start_up,
-    rftrace_startup,
-    rftrace_shutdown,
-    rftrace_hash_move_and_update,
-    rftrace_run_modify_code,
-    rftrace_startup_subops,
-    rftrace_shutdown_subops,
-    rftrace_subops_change,
-    rftrace_update_manager,
-);
-#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-same_signature!(
-    rftrace_register_direct,
-    rftrace_unregister_direct,
-    rftrace_modify_direct,
-    rftrace_update_direct_add,
-    rftrace_update_direct_del,
-    rftrace_update_direct_mod,
 );
 #[cfg(CONFIG_X86_64)]
 same_signature!(rftrace_update_call, rftrace_finish);
+
+/// The prototypes with views: an ops, a hash, a module, a group, or a
+/// pointer lent for the call.
+mod views {
+    use super::*;
+    use crate::kside::abi::same_prototype;
+    use records::Group;
+    use registry::Deferred;
+
+    type Ops = Option<CallOps<'static>>;
+    type Hash = Option<HashRef<'static>>;
+    type Mod = Module<'static>;
+    type Out<T> = Option<Lent<'static, T>>;
+    type Page = *mut bindings::ftrace_page;
+    type Slot = *mut *mut bindings::ftrace_hash;
+
+    same_prototype!(
+        bindings::rftrace_account,
+        rftrace_account,
+        fn(*mut bindings::dyn_ftrace, Ops, bool) -> bool
+    );
+    same_prototype!(
+        bindings::rftrace_build_table,
+        rftrace_build_table,
+        fn(
+            Mod,
+            *mut c_ulong,
+            *mut c_ulong,
+            Out<Page>,
+            Out<Page>,
+            Out<c_ulong>,
+            Out<c_ulong>,
+        ) -> c_int
+    );
+    same_prototype!(
+        bindings::rftrace_unlink_module,
+        rftrace_unlink_module,
+        fn(*mut Page, *mut Page, Mod, Out<Page>, Out<c_ulong>) -> Page
+    );
+    same_prototype!(
+        bindings::rftrace_remove_range,
+        rftrace_remove_range,
+        fn(
+            *mut Page,
+            *mut Page,
+            c_ulong,
+            c_ulong,
+            Option<unsafe extern "C" fn(*mut c_void, *mut bindings::dyn_ftrace)>,
+            *mut c_void,
+            Out<Page>,
+            Out<c_ulong>,
+        ) -> Page
+    );
+    same_prototype!(
+        bindings::rftrace_manager_hashes,
+        rftrace_manager_hashes,
+        fn(Ops, Out<*mut bindings::ftrace_hash>, Out<*mut bindings::ftrace_hash>) -> c_int
+    );
+    same_prototype!(
+        bindings::rftrace_register_ops,
+        rftrace_register_ops,
+        fn(Ops) -> c_int
+    );
+    same_prototype!(
+        bindings::rftrace_unregister_ops,
+        rftrace_unregister_ops,
+        fn(Ops) -> c_int
+    );
+    same_prototype!(
+        bindings::rftrace_account_walk,
+        rftrace_account_walk,
+        fn(Ops, bool) -> c_int
+    );
+    same_prototype!(
+        bindings::rftrace_ipmodify_update,
+        rftrace_ipmodify_update,
+        fn(Ops, Hash, Hash, bool) -> c_int
+    );
+    same_prototype!(
+        bindings::rftrace_startup,
+        rftrace_startup,
+        fn(Ops, c_int) -> c_int
+    );
+    same_prototype!(
+        bindings::rftrace_shutdown,
+        rftrace_shutdown,
+        fn(Ops, c_int, Option<Deferred<'static>>) -> c_int
+    );
+    same_prototype!(
+        bindings::rftrace_hash_move_and_update,
+        rftrace_hash_move_and_update,
+        fn(Ops, Slot, Hash, c_int) -> c_int
+    );
+    same_prototype!(
+        bindings::rftrace_run_modify_code,
+        rftrace_run_modify_code,
+        fn(Ops, c_int, *mut bindings::ftrace_hash, *mut bindings::ftrace_hash) -> ()
+    );
+    same_prototype!(
+        bindings::rftrace_startup_subops,
+        rftrace_startup_subops,
+        fn(Ops, Ops, c_int) -> c_int
+    );
+    same_prototype!(
+        bindings::rftrace_shutdown_subops,
+        rftrace_shutdown_subops,
+        fn(Ops, Ops, c_int) -> c_int
+    );
+    same_prototype!(
+        bindings::rftrace_subops_change,
+        rftrace_subops_change,
+        fn(Ops, Slot, Hash) -> c_int
+    );
+    same_prototype!(
+        bindings::rftrace_update_manager,
+        rftrace_update_manager,
+        fn(Ops) -> c_int
+    );
+    same_prototype!(
+        bindings::rftrace_stat,
+        rftrace_stat,
+        fn(c_uint, Out<*const c_char>, Out<u64>) -> bool
+    );
+    same_prototype!(
+        bindings::rftrace_make_nop,
+        rftrace_make_nop,
+        fn(Mod, *mut bindings::dyn_ftrace, c_ulong, bool) -> c_int
+    );
+    same_prototype!(
+        bindings::rftrace_init_nops,
+        rftrace_init_nops,
+        fn(Mod, Option<Group<'static>>, c_ulong, bool, c_ulong) -> c_long
+    );
+    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+    same_prototype!(
+        bindings::rftrace_register_direct,
+        rftrace_register_direct,
+        fn(Ops, c_ulong) -> c_int
+    );
+    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+    same_prototype!(
+        bindings::rftrace_unregister_direct,
+        rftrace_unregister_direct,
+        fn(Ops, c_ulong, bool) -> c_int
+    );
+    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+    same_prototype!(
+        bindings::rftrace_modify_direct,
+        rftrace_modify_direct,
+        fn(Ops, c_ulong, bool) -> c_int
+    );
+    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+    same_prototype!(
+        bindings::rftrace_update_direct_add,
+        rftrace_update_direct_add,
+        fn(Ops, Hash) -> c_int
+    );
+    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+    same_prototype!(
+        bindings::rftrace_update_direct_del,
+        rftrace_update_direct_del,
+        fn(Ops, Hash) -> c_int
+    );
+    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+    same_prototype!(
+        bindings::rftrace_update_direct_mod,
+        rftrace_update_direct_mod,
+        fn(Ops, Hash, bool) -> c_int
+    );
+}

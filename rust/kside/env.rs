@@ -33,10 +33,13 @@ use kernel::{
 use crate::{
     kside::lock::{
         FtraceCell,
-        FtraceLocked, //
+        FtraceLocked,
+        FtraceMutex,
+        Witness, //
     },
     rfcore::{
         account::{
+            CallOps as CallOpsMode,
             OpsProps,
             Others, //
         },
@@ -97,6 +100,109 @@ const _: () = {
     assert!(bindings::ftrace_bug_type_FTRACE_BUG_UPDATE as u8 == BugType::Update as u8);
 };
 
+// SAFETY: each function is defined by the C shim (`c/rftrace_shim*.c`) or
+// by the patched `kernel/trace/ftrace.c` with exactly this prototype
+// (checked against bindgen's below), and asks nothing but what its
+// arguments' types prove: it reads the ops an `Ops` or `ListOps` proves
+// live (and, under the `ftrace_lock` the handle proves held, the ops list
+// and the ops' hashes), reads the module a `Module` proves alive (or
+// nothing, for the core kernel), and writes only what its `&mut`
+// arguments lend.
+//
+// The lint looks through the views' pointers into the C structs, some of
+// which hold an empty arch placeholder (`dyn_arch_ftrace` on x86_64, as in
+// C); only pointers cross, as in bindgen's declarations of the same
+// functions.
+#[allow(improper_ctypes)]
+unsafe extern "C" {
+    /// The function the shared callers call for `ops` (its own or an
+    /// assist function).
+    pub(crate) safe fn ftrace_ops_get_func(ops: Ops<'_>) -> bindings::ftrace_func_t;
+    /// Whether the hashes of `op` (`old`: those it had before the change
+    /// in progress) cover `ip`.
+    pub(crate) safe fn ftrace_c_ops_covers(op: ListOps<'_>, ip: c_ulong, old: bool) -> bool;
+    /// 7.2's accounting of `ops` on `rec` (a copy: C writes only its
+    /// flags); false on an overflow or underflow.
+    pub(crate) safe fn ftrace_c_rec_account(
+        rec: &mut bindings::dyn_ftrace,
+        ops: Ops<'_>,
+        inc: bool,
+    ) -> bool;
+    /// Whether an ops on `rec` other than the one being removed wants
+    /// its registers saved.
+    pub(crate) safe fn ftrace_c_rec_ops_need_regs(rec: Rec<'_>) -> bool;
+    /// Reports a broken invariant met while choosing `rec`'s target (a
+    /// warning; for a missing trampoline, ftrace stops).
+    pub(crate) safe fn rftrace_shim_select_problem(rec: Rec<'_>, problem: c_int, new: bool);
+    /// 7.2's choice of the address `rec` is to call.
+    pub(crate) safe fn ftrace_c_get_addr_new(rec: Rec<'_>) -> c_ulong;
+    /// 7.2's choice of the address `rec` calls now.
+    pub(crate) safe fn ftrace_c_get_addr_curr(rec: Rec<'_>) -> c_ulong;
+    /// 7.2's single ops on `rec`, or null.
+    pub(crate) safe fn ftrace_c_find_unique_ops(rec: Rec<'_>) -> *mut bindings::ftrace_ops;
+    /// The text the call sites of `module` may point into: four addresses
+    /// (text start, end, init text start, end) stored in `ranges`.
+    pub(crate) safe fn rftrace_shim_text_ranges(module: Module<'_>, ranges: &mut [c_ulong; 4]);
+    /// Reports what the check of `module`'s call-site list refused
+    /// (`counts` in the order of `RFTRACE_SCAN_*`).
+    pub(crate) safe fn rftrace_shim_scan_report(
+        module: Module<'_>,
+        counts: &[u64; 8],
+        unsorted: bool,
+    );
+}
+
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_ops_get_func,
+    ftrace_ops_get_func,
+    fn(Ops<'static>) -> bindings::ftrace_func_t
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_c_ops_covers,
+    ftrace_c_ops_covers,
+    fn(ListOps<'static>, c_ulong, bool) -> bool
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_c_rec_account,
+    ftrace_c_rec_account,
+    fn(&'static mut bindings::dyn_ftrace, Ops<'static>, bool) -> bool
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_c_rec_ops_need_regs,
+    ftrace_c_rec_ops_need_regs,
+    fn(Rec<'static>) -> bool
+);
+crate::kside::abi::same_prototype!(
+    bindings::rftrace_shim_select_problem,
+    rftrace_shim_select_problem,
+    fn(Rec<'static>, c_int, bool) -> ()
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_c_get_addr_new,
+    ftrace_c_get_addr_new,
+    fn(Rec<'static>) -> c_ulong
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_c_get_addr_curr,
+    ftrace_c_get_addr_curr,
+    fn(Rec<'static>) -> c_ulong
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_c_find_unique_ops,
+    ftrace_c_find_unique_ops,
+    fn(Rec<'static>) -> *mut bindings::ftrace_ops
+);
+crate::kside::abi::same_prototype!(
+    bindings::rftrace_shim_text_ranges,
+    rftrace_shim_text_ranges,
+    fn(Module<'static>, &'static mut [c_ulong; 4]) -> ()
+);
+crate::kside::abi::same_prototype!(
+    bindings::rftrace_shim_scan_report,
+    rftrace_shim_scan_report,
+    fn(Module<'static>, &'static [u64; 8], bool) -> ()
+);
+
 /// A C `unsigned long` as the core's 64-bit word (same size, asserted above).
 pub(crate) fn word(x: c_ulong) -> u64 {
     x as u64
@@ -113,12 +219,16 @@ pub(crate) fn c_word(x: u64) -> c_ulong {
 ///
 /// The pointer is to a live `struct dyn_ftrace` of the table (or to a
 /// record nobody else can see, such as a copy on the stack), and `ftrace_lock`
-/// is held for `'a` (the borrowed [`FtraceLocked`] proves it): nobody else
-/// writes the record meanwhile, and it is not freed.
+/// is held for `'a` (the witness of an [`FtraceLocked`] proves it): nobody
+/// else writes the record meanwhile, and it is not freed.
+///
+/// `#[repr(transparent)]`: the C functions that only read a record and the
+/// ops list under `ftrace_lock` are declared safe on it (below).
+#[repr(transparent)]
 #[derive(Clone, Copy)]
 pub(crate) struct Rec<'a> {
     ptr: NonNull<bindings::dyn_ftrace>,
-    lock: &'a FtraceLocked,
+    lock: Witness<'a, FtraceMutex>,
 }
 
 impl<'a> Rec<'a> {
@@ -133,7 +243,10 @@ impl<'a> Rec<'a> {
         lock: &'a FtraceLocked,
     ) -> Option<Self> {
         // INVARIANT: the caller's contract, and `lock` proves ftrace_lock.
-        NonNull::new(ptr).map(|ptr| Rec { ptr, lock })
+        NonNull::new(ptr).map(|ptr| Rec {
+            ptr,
+            lock: lock.witness(),
+        })
     }
 
     /// A handle on a record the caller owns (a copy, or a test record).
@@ -143,7 +256,7 @@ impl<'a> Rec<'a> {
         // unshared for `'a`; `lock` proves ftrace_lock.
         Rec {
             ptr: NonNull::from(rec),
-            lock,
+            lock: lock.witness(),
         }
     }
 
@@ -154,7 +267,7 @@ impl<'a> Rec<'a> {
 
     /// The proof of `ftrace_lock` the handle borrows.
     pub(crate) fn lock(self) -> &'a FtraceLocked {
-        self.lock
+        self.lock.proof()
     }
 
     /// The call-site address.
@@ -178,7 +291,7 @@ impl<'a> Rec<'a> {
 
     /// Runs the kernel's C decision logic on a copy of the record.
     pub(crate) fn c_decision(self, enable: bool) -> (c_int, RecFlags) {
-        c_decision(self.lock, self.ip(), self.flags(), enable)
+        c_decision(self.lock(), self.ip(), self.flags(), enable)
     }
 }
 
@@ -209,8 +322,7 @@ pub(crate) fn c_decision(
 
 /// `ftrace_kill()`: stops every update until reboot.
 pub(crate) fn kill(_lock: &FtraceLocked) {
-    // SAFETY: sets the C side's flags; callable with ftrace_lock held.
-    unsafe { bindings::ftrace_kill() };
+    crate::kside::shim::ftrace_kill();
 }
 
 /// Sets the kernel's `ftrace_bug_type`, which `ftrace_bug()` prints.
@@ -231,27 +343,26 @@ pub(crate) fn set_bug_type(_lock: &FtraceLocked, bug: BugType) {
 /// # Invariants
 ///
 /// `ptr` is a live, initialised ops for `'c`.
+///
+/// Made only by C: an entry point takes an `Option<CallOps>` where its
+/// prototype has a `struct ftrace_ops *` (`kside::abi`), and the header
+/// asks the caller for exactly these invariants.
+#[repr(transparent)]
 #[derive(Clone, Copy)]
 pub(crate) struct CallOps<'c> {
     ptr: NonNull<bindings::ftrace_ops>,
     _call: PhantomData<&'c bindings::ftrace_ops>,
 }
 
-impl<'c> CallOps<'c> {
-    /// The ops C passed (`None` for null).
-    ///
-    /// # Safety
-    ///
-    /// `ptr` is null or a live, initialised ops for the lifetime the
-    /// caller picks.
-    pub(crate) unsafe fn from_raw(ptr: *mut bindings::ftrace_ops) -> Option<Self> {
-        // INVARIANT: the caller's contract.
-        NonNull::new(ptr).map(|ptr| CallOps {
-            ptr,
-            _call: PhantomData,
-        })
-    }
+crate::kside::abi::lowered_as!(
+    Option<CallOps<'static>> => *mut bindings::ftrace_ops,
+    Ops<'static> => *mut bindings::ftrace_ops,
+    ListOps<'static> => *mut bindings::ftrace_ops,
+    Rec<'static> => *mut bindings::dyn_ftrace,
+    Module<'static> => *mut bindings::module,
+);
 
+impl<'c> CallOps<'c> {
     /// The ops under `ftrace_lock`.
     pub(crate) fn locked<'a>(self, _lock: &'a FtraceLocked) -> Ops<'a>
     where
@@ -277,6 +388,10 @@ impl<'c> CallOps<'c> {
 ///
 /// The pointer is to a live, registered ops, and `ftrace_lock` is held for
 /// `'a`, which keeps its flags, trampoline and hashes as they are.
+///
+/// `#[repr(transparent)]`: the C functions that only read an ops under
+/// `ftrace_lock` are declared safe on it (`kside::shim`).
+#[repr(transparent)]
 #[derive(Clone, Copy, PartialEq)]
 pub(crate) struct Ops<'a> {
     ptr: NonNull<bindings::ftrace_ops>,
@@ -316,8 +431,7 @@ impl<'a> Ops<'a> {
         // SAFETY: by the type invariants the ops is live; its flags,
         // trampoline and func are not changed while ftrace_lock is held.
         let (flags, trampoline, func) = unsafe { ((*ops).flags, (*ops).trampoline, (*ops).func) };
-        // SAFETY: as above; ftrace_ops_get_func() only reads the ops.
-        let get_func = unsafe { bindings::ftrace_ops_get_func(ops) };
+        let get_func = ftrace_ops_get_func(self);
         let addr = |f: bindings::ftrace_func_t| f.map_or(0usize, |f| f as usize);
         let flag = |bit: u32| word(flags) & u64::from(bit) != 0;
         OpsProps {
@@ -446,9 +560,7 @@ impl<'a> KernelOthers<'a> {
 
 impl Others for KernelOthers<'_> {
     fn need_regs(&mut self) -> bool {
-        // SAFETY: a live record, under ftrace_lock (type invariants of
-        // `Rec`); the C function only walks the ops list.
-        unsafe { bindings::ftrace_c_rec_ops_need_regs(self.rec.as_ptr()) }
+        ftrace_c_rec_ops_need_regs(self.rec)
     }
 
     fn other_has_trampoline(&mut self) -> bool {
@@ -561,6 +673,9 @@ pub(crate) fn set_removed_ops(ops: Option<Ops<'_>>, lock: &FtraceLocked) {
 /// The pointer is to an ops reached by walking `ftrace_ops_list` (or to
 /// `ftrace_list_end`), and `ftrace_lock` is held for `'a`, which keeps the
 /// list and every ops on it alive and unchanged.
+///
+/// `#[repr(transparent)]`, as [`Ops`].
+#[repr(transparent)]
 #[derive(Clone, Copy, PartialEq)]
 pub(crate) struct ListOps<'a> {
     ptr: NonNull<bindings::ftrace_ops>,
@@ -571,9 +686,7 @@ impl<'a> ListOps<'a> {
     /// Whether the ops' hashes (`old`: the hashes it had before the change
     /// in progress) cover `ip`.
     fn covers(self, ip: u64, old: bool) -> bool {
-        // SAFETY: `op` is on the list, under ftrace_lock, which keeps its
-        // hashes alive (type invariants).
-        unsafe { bindings::ftrace_c_ops_covers(self.as_ptr(), c_word(ip), old) }
+        ftrace_c_ops_covers(self, c_word(ip), old)
     }
 
     /// The raw pointer, for C calls.
@@ -648,7 +761,7 @@ impl<'a> KernelOpsList<'a> {
 
 impl Drop for KernelOpsList<'_> {
     fn drop(&mut self) {
-        crate::bump(&crate::STATS.ops_walks, self.walks);
+        crate::kside::stats::bump(&crate::kside::stats::STATS.ops_walks, self.walks);
     }
 }
 
@@ -732,9 +845,7 @@ pub(crate) fn report_problem(rec: Rec<'_>, problem: Problem, new: bool) {
         Problem::NoTrampoline => bindings::RFTRACE_PROBLEM_NO_TRAMPOLINE,
     };
     let code = c_int::try_from(code).unwrap_or(0);
-    // SAFETY: `rec` is a live record (type invariants); the shim only
-    // reads it.
-    unsafe { bindings::rftrace_shim_select_problem(rec.as_ptr(), code, new) };
+    rftrace_shim_select_problem(rec, code, new);
 }
 
 /// The address `rec` is to call (`new`) or calls now, chosen by
@@ -755,13 +866,10 @@ pub(crate) fn select_addr(rec: Rec<'_>, new: bool) -> u64 {
 
 /// The kernel's C choice, for the shadow mode and KUnit.
 pub(crate) fn c_select_addr(rec: Rec<'_>, new: bool) -> u64 {
-    // SAFETY: a live record, under ftrace_lock (type invariants of `Rec`).
-    word(unsafe {
-        if new {
-            bindings::ftrace_c_get_addr_new(rec.as_ptr())
-        } else {
-            bindings::ftrace_c_get_addr_curr(rec.as_ptr())
-        }
+    word(if new {
+        ftrace_c_get_addr_new(rec)
+    } else {
+        ftrace_c_get_addr_curr(rec)
     })
 }
 
@@ -780,8 +888,7 @@ pub(crate) fn unique_ops(rec: Rec<'_>) -> (*mut bindings::ftrace_ops, *mut bindi
 
 /// The kernel's C answer to `ftrace_find_unique_ops()` on `rec`.
 pub(crate) fn c_unique_ops(rec: Rec<'_>) -> *mut bindings::ftrace_ops {
-    // SAFETY: a live record, under ftrace_lock (type invariants of `Rec`).
-    unsafe { bindings::ftrace_c_find_unique_ops(rec.as_ptr()) }
+    ftrace_c_find_unique_ops(rec)
 }
 
 /// Runs the kernel's C accounting on a copy of `rec` (same ip and flags).
@@ -793,10 +900,7 @@ pub(crate) fn c_account(rec: Rec<'_>, ops: Ops<'_>, inc: bool) -> (bool, RecFlag
         flags: c_word(rec.flags().raw()),
         ..Default::default()
     };
-    // SAFETY: `copy` is ours; the C function reads the ops and walks the ops
-    // list under ftrace_lock, which `rec` proves, and writes only the copy's
-    // flags.
-    let ok = unsafe { bindings::ftrace_c_rec_account(&mut copy, ops.as_ptr(), inc) };
+    let ok = ftrace_c_rec_account(&mut copy, ops, inc);
     (ok, RecFlags::from_raw(word(copy.flags)))
 }
 
@@ -806,6 +910,10 @@ pub(crate) fn c_account(rec: Rec<'_>, ops: Ops<'_>, inc: bool) -> (bool, RecFlag
 /// # Invariants
 ///
 /// `ptr` is null (the core kernel) or a module that stays alive for `'a`.
+///
+/// An entry point takes one where its prototype has a `struct module *`
+/// (`kside::abi`): the header asks the caller for these invariants.
+#[repr(transparent)]
 #[derive(Clone, Copy)]
 pub(crate) struct Module<'a> {
     ptr: *mut bindings::module,
@@ -818,19 +926,6 @@ impl<'a> Module<'a> {
         // INVARIANT: null.
         Module {
             ptr: core::ptr::null_mut(),
-            _alive: PhantomData,
-        }
-    }
-
-    /// The module C handed over (null: the core kernel).
-    ///
-    /// # Safety
-    ///
-    /// `ptr` is null or a module that stays alive for `'a`.
-    pub(crate) unsafe fn from_raw(ptr: *mut bindings::module) -> Self {
-        // INVARIANT: the caller's contract.
-        Module {
-            ptr,
             _alive: PhantomData,
         }
     }
@@ -848,9 +943,7 @@ impl<'a> Module<'a> {
     /// per list.
     pub(crate) fn text(self) -> Text {
         let mut r: [c_ulong; 4] = [0; 4];
-        // SAFETY: `r` has the 4 words the shim writes; the module (if any)
-        // is alive (type invariants), and the shim only reads its layout.
-        unsafe { bindings::rftrace_shim_text_ranges(self.ptr, r.as_mut_ptr()) };
+        rftrace_shim_text_ranges(self, &mut r);
         Text {
             module: !self.ptr.is_null(),
             spans: [
@@ -893,32 +986,18 @@ fn scan_counts(r: &Report) -> [u64; 8] {
     ]
 }
 
-/// Checks the call-site list `[start, end)` of `module` (null: the core
-/// kernel) in place and reports what it refused; `call_site`: the patch
-/// site of an entry, as the architecture computes it
-/// (`karch::call_site()`).
-///
-/// # Safety
-///
-/// `[start, end)` is the writable, `unsigned long`-aligned call-site list
-/// of `module` (or of the core kernel), which nobody else uses during the
-/// call (`ftrace_process_locs()` before it makes records), and `module` is
-/// the module being loaded or the core kernel.
-pub(crate) unsafe fn scan_locs(
+/// Checks the call-site list `list` of `module` (the core kernel, or the
+/// module being loaded) in place and reports what it refused;
+/// `call_site`: the patch site of an entry, as the architecture computes
+/// it (`karch::call_site()`).
+pub(crate) fn scan_locs(
     module: Module<'_>,
-    start: *mut c_ulong,
-    end: *mut c_ulong,
+    list: &mut [u64],
     call_site: fn(u64) -> Option<u64>,
 ) -> Report {
-    let bytes = (end as usize).saturating_sub(start as usize);
-    let len = bytes / core::mem::size_of::<c_ulong>();
-    if start.is_null() || len == 0 {
+    if list.is_empty() {
         return Report::default();
     }
-    // SAFETY: by the function's contract the range is a valid, aligned,
-    // exclusively used array of `len` words; an `unsigned long` is a u64
-    // (size asserted at the top of this module, same alignment).
-    let list = unsafe { core::slice::from_raw_parts_mut(start.cast::<u64>(), len) };
     let text = module.text();
     let report = table::scan(list, &text, call_site);
     for (addr, skip) in report.first.iter() {
@@ -938,11 +1017,15 @@ pub(crate) unsafe fn scan_locs(
             )
         };
     }
-    let counts = scan_counts(&report);
-    // SAFETY: `counts` has the 8 entries the shim reads; the module (if
-    // any) is alive.
-    unsafe {
-        bindings::rftrace_shim_scan_report(module.as_ptr(), counts.as_ptr(), report.unsorted)
-    };
+    rftrace_shim_scan_report(module, &scan_counts(&report), report.unsorted);
     report
+}
+
+/// Whether this architecture has per-site ops literals.
+pub(crate) fn call_ops_mode() -> CallOpsMode {
+    if cfg!(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS) {
+        CallOpsMode::Supported
+    } else {
+        CallOpsMode::Unsupported
+    }
 }

@@ -30,7 +30,6 @@ use kernel::{
 };
 
 use crate::{
-    bump,
     kside::env::Ops,
     kside::hash::{
         HashSlot,
@@ -39,13 +38,16 @@ use crate::{
     kside::ipmodify,
     kside::lock::FtraceLocked,
     kside::registry,
+    kside::stats::{
+        bump,
+        STATS, //
+    },
     rfcore::registry::{
         change_refused,
         modifier,
         rewalked,
         Sharing, //
     },
-    STATS,
 };
 
 /// The hashes an ops had before a change, for the trampoline finders

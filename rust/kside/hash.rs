@@ -42,81 +42,55 @@ use kernel::{
 };
 
 use crate::{
-    bump,
+    kside::abi::HashRef,
     kside::env::{
         c_word,
         Ops, //
     },
     kside::lock::FtraceLocked,
     kside::shim,
+    kside::stats::{
+        bump,
+        STATS, //
+    },
     rfcore::filter::{
         FnSet,
         Hashes,
         Selection, //
     },
-    STATS, //
 };
 
-/// A read-only view of a kernel `ftrace_hash` that stays live and
-/// unchanged for `'a`: a hash C passed for the length of a call, the
-/// published direct-functions table while `direct_mutex` is held, a
-/// [`KHash`] while it is borrowed.
-///
-/// Only [`HashRef::from_raw()`] (`unsafe`) and [`KHash::view()`] make one,
-/// so the C functions that only read a hash are declared safe on it
-/// (`kside::shim`): the view is the proof their argument is live.
-/// `#[repr(transparent)]` over a non-null pointer, so a `HashRef` and an
-/// `Option<HashRef>` pass to C as a `struct ftrace_hash *`.
-///
-/// # Invariants
-///
-/// `ptr` is a live hash that nobody changes or frees for `'a`.
-#[repr(transparent)]
-#[derive(Clone, Copy)]
-pub(crate) struct HashRef<'a> {
-    ptr: NonNull<bindings::ftrace_hash>,
-    _life: PhantomData<&'a bindings::ftrace_hash>,
+// SAFETY: defined by the C shim with exactly these prototypes (checked
+// against bindgen's below); each only reads the ops an `Ops` proves live
+// under `ftrace_lock` (held, which the handle proves), and returns a
+// pointer it found there.
+unsafe extern "C" {
+    /// The filter (`no_trace` false) or notrace hash of `ops` (null for
+    /// none).
+    pub(crate) safe fn rftrace_shim_ops_hash(
+        ops: Ops<'_>,
+        no_trace: bool,
+    ) -> *mut bindings::ftrace_hash;
+    /// Where `ops` keeps its filter or notrace hash (null for an ops
+    /// without hashes).
+    pub(crate) safe fn rftrace_shim_ops_hash_slot(
+        ops: Ops<'_>,
+        no_trace: bool,
+    ) -> *mut *mut bindings::ftrace_hash;
 }
 
+crate::kside::abi::same_prototype!(
+    bindings::rftrace_shim_ops_hash,
+    rftrace_shim_ops_hash,
+    fn(Ops<'static>, bool) -> *mut bindings::ftrace_hash
+);
+crate::kside::abi::same_prototype!(
+    bindings::rftrace_shim_ops_hash_slot,
+    rftrace_shim_ops_hash_slot,
+    fn(Ops<'static>, bool) -> *mut *mut bindings::ftrace_hash
+);
+
 impl HashRef<'_> {
-    /// A view of a hash C handed over (`None` for null).
-    ///
-    /// # Safety
-    ///
-    /// `ptr` is null or a live hash that nobody changes or frees for the
-    /// lifetime the caller picks.
-    pub(crate) unsafe fn from_raw(ptr: *mut bindings::ftrace_hash) -> Option<Self> {
-        // INVARIANT: the caller's contract.
-        NonNull::new(ptr).map(|ptr| HashRef {
-            ptr,
-            _life: PhantomData,
-        })
-    }
-
-    /// A view of a hash the caller holds.
-    ///
-    /// # Safety
-    ///
-    /// `ptr` is a live hash that nobody changes or frees for the lifetime
-    /// the caller picks.
-    pub(crate) unsafe fn from_non_null(ptr: NonNull<bindings::ftrace_hash>) -> Self {
-        // INVARIANT: the caller's contract.
-        HashRef {
-            ptr,
-            _life: PhantomData,
-        }
-    }
-
-    /// The hash, for C.
-    pub(crate) fn as_ptr(self) -> *mut bindings::ftrace_hash {
-        self.ptr.as_ptr()
-    }
-
-    /// The hash of `hash` for C, null for none.
-    pub(crate) fn ptr_of(hash: Option<Self>) -> *mut bindings::ftrace_hash {
-        hash.map_or(ptr::null_mut(), Self::as_ptr)
-    }
-
     /// The number of functions of `hash` (0 for none).
     pub(crate) fn count_of(hash: Option<Self>) -> u64 {
         crate::kside::env::word(shim::rftrace_shim_hash_count(hash))
@@ -150,35 +124,13 @@ pub(crate) struct KHash<'a> {
 impl<'a> KHash<'a> {
     /// The filter (`notrace` false) or notrace hash of `ops`.
     pub(crate) fn of_ops(ops: Ops<'a>, notrace: bool) -> Self {
-        // SAFETY: `ops` is live and ftrace_lock is held for `'a` (type
-        // invariants of `Ops`); the call only reads its hash pointer.
-        let ptr = unsafe { bindings::rftrace_shim_ops_hash(ops.as_ptr(), notrace) };
+        let ptr = rftrace_shim_ops_hash(ops, notrace);
         // INVARIANT: a hash of a live ops, kept by ftrace_lock for `'a`.
         KHash {
             ptr,
             owned: false,
             _lock: PhantomData,
         }
-    }
-
-    /// A hash C handed over, `None` for null (which the caller means as
-    /// every function, not as the empty set).
-    ///
-    /// # Safety
-    ///
-    /// `ptr` is null or a live hash that nobody changes while `lock` is
-    /// held (an ops' hash, `EMPTY_HASH`, or one the caller owns).
-    pub(crate) unsafe fn from_c(
-        ptr: *mut bindings::ftrace_hash,
-        lock: &'a FtraceLocked,
-    ) -> Option<Self> {
-        let _ = lock;
-        // INVARIANT: the caller's contract; not ours to free.
-        (!ptr.is_null()).then_some(KHash {
-            ptr,
-            owned: false,
-            _lock: PhantomData,
-        })
     }
 
     /// The hash a view shows, not ours to free.
@@ -204,8 +156,7 @@ impl<'a> KHash<'a> {
     /// The hash names no function yet says it is not empty: a filter of
     /// nothing (`FTRACE_HASH_FL_MOD`, e.g. `:mod:` of a module not loaded).
     pub(crate) fn is_nothing(&self) -> bool {
-        // SAFETY: a live hash or null (type invariants); only reads it.
-        unsafe { bindings::rftrace_shim_hash_is_nothing(self.ptr) }
+        shim::rftrace_shim_hash_is_nothing(self.view())
     }
 
     /// The hash, for C (null for the empty set).
@@ -221,12 +172,9 @@ impl<'a> KHash<'a> {
     /// The hash as a read-only view for as long as this value is
     /// borrowed (`None`: the empty set).
     pub(crate) fn view(&self) -> Option<HashRef<'_>> {
-        // INVARIANT: a live hash nobody changes while `self` exists (type
+        // SAFETY: a live hash nobody changes while `self` exists (type
         // invariants), and the view borrows `self`.
-        NonNull::new(self.ptr).map(|ptr| HashRef {
-            ptr,
-            _life: PhantomData,
-        })
+        NonNull::new(self.ptr).map(|ptr| unsafe { HashRef::from_non_null(ptr) })
     }
 
     /// Moves the functions of this hash, one C handed over, into a hash of
@@ -370,9 +318,7 @@ impl<'a> HashSlot<'a> {
     /// The filter (`notrace` false) or notrace hash slot of `ops`; `None`
     /// for an ops without hashes.
     pub(crate) fn of_ops(ops: Ops<'a>, notrace: bool) -> Option<Self> {
-        // SAFETY: `ops` is live and ftrace_lock is held for `'a` (type
-        // invariants of `Ops`); the call only computes an address.
-        let ptr = unsafe { bindings::rftrace_shim_ops_hash_slot(ops.as_ptr(), notrace) };
+        let ptr = rftrace_shim_ops_hash_slot(ops, notrace);
         // INVARIANT: a field of the live ops' hashes, under ftrace_lock.
         (!ptr.is_null()).then_some(HashSlot {
             ptr,
@@ -439,8 +385,7 @@ impl FnSet for KHash<'_> {
     }
 
     fn contains(&self, ip: u64) -> bool {
-        // SAFETY: a live hash or null (type invariants); only reads it.
-        unsafe { bindings::rftrace_shim_hash_contains(self.ptr, c_word(ip)) }
+        shim::rftrace_shim_hash_contains(self.view(), c_word(ip))
     }
 
     fn is_empty(&self) -> bool {
@@ -507,8 +452,7 @@ pub(crate) fn manager_hashes<'a>(
     }
     match all.into_hashes()? {
         Hashes::Nothing => {
-            // SAFETY: allocates a new hash.
-            let nothing = unsafe { bindings::rftrace_shim_hash_nothing() };
+            let nothing = shim::rftrace_shim_hash_nothing();
             if nothing.is_null() {
                 return Err(ENOMEM);
             }

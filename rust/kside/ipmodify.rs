@@ -26,11 +26,14 @@ use kernel::{
 };
 
 use crate::{
-    bump,
     kside::env::Ops,
     kside::hash::KHash,
     kside::lock::FtraceLocked,
     kside::records,
+    kside::stats::{
+        bump,
+        STATS, //
+    },
     rfcore::filter::FnSet,
     rfcore::ipmodify::{
         apply,
@@ -42,7 +45,6 @@ use crate::{
         Skip,
         Step, //
     },
-    STATS,
 };
 
 /// One side of a change: `None` is every function (an empty filter).

@@ -185,7 +185,7 @@ mod tests {
 
     #[test]
     fn update_and_test_record_go_through_rust() {
-        let before = crate::STATS.checks.load(Relaxed);
+        let before = crate::kside::stats::STATS.checks.load(Relaxed);
         // The kernel calls these under ftrace_lock (and the Rust entry
         // checks it).
         // Nothing is asserted while the lock is held: a failed assertion
@@ -206,7 +206,7 @@ mod tests {
             u64::from(bindings::FTRACE_FL_ENABLED) | u64::from(bindings::FTRACE_FL_TOUCHED) | 1;
         assert_eq!(seen, Some((make_call, 1, make_call, want)));
         // At least ours (nothing else should be updating records at boot).
-        assert!(crate::STATS.checks.load(Relaxed) - before >= 2);
+        assert!(crate::kside::stats::STATS.checks.load(Relaxed) - before >= 2);
     }
 
     #[test]
@@ -260,7 +260,7 @@ mod tests {
             REGS,
             REGS_EN, //
         };
-        let selected = crate::STATS.selected.load(Relaxed);
+        let selected = crate::kside::stats::STATS.selected.load(Relaxed);
         let mut checked = 0u32;
         let mut differ = 0u32;
         let mut via_c_differ = 0u32;
@@ -299,7 +299,7 @@ mod tests {
         assert_eq!(checked, 4 * 4 * 2 * 2);
         assert_eq!(differ, 0);
         assert_eq!(via_c_differ, 0);
-        assert!(crate::STATS.selected.load(Relaxed) - selected >= 4 * 4 * 2);
+        assert!(crate::kside::stats::STATS.selected.load(Relaxed) - selected >= 4 * 4 * 2);
     }
 
     #[test]
@@ -419,8 +419,7 @@ mod tests {
                     GFP_NOWAIT, //
                 },
                 KVec, //
-            },
-            ffi::c_ulong, //
+            }, //
         };
 
         /// The addresses of the records of a chain, and its group lengths.
@@ -464,16 +463,13 @@ mod tests {
             list.push(ip - shift, GFP_KERNEL).unwrap();
         }
         // Not kernel text: skipped, as the kernel skips weak leftovers.
-        let data = core::ptr::addr_of!(crate::STATS) as u64;
+        let data = core::ptr::addr_of!(crate::kside::stats::STATS) as u64;
         list.push(data, GFP_KERNEL).unwrap();
 
         // The list check first, as the kernel does it: it zeroes the
         // padding and the non-text entry and counts what it keeps.
         let report = crate::rfcore::table::scan(&mut list[..], &text, call_site);
-        let range = list.as_ptr_range();
-        let (start, end) = (range.start.cast::<c_ulong>(), range.end.cast::<c_ulong>());
-        // SAFETY: a private, aligned, checked list of core-kernel entries.
-        let mut built = unsafe { build(start, end, report.kept as usize) }.unwrap();
+        let mut built = build(&list[..], report.kept as usize).unwrap();
         assert_eq!(built.records(), 600);
         // 600 records of 16 bytes: a group of 2 pages (512), then one page.
         let geo = geometry();
@@ -699,7 +695,7 @@ fn wrong_bytes_are_refused() -> Option<u32> {
         ..Default::default()
     };
     let target = ip + 0x1000;
-    let failures = crate::STATS.failures.load(Relaxed);
+    let failures = crate::kside::stats::STATS.failures.load(Relaxed);
     // Checked after the lock is dropped (`expect!`).
     let mut bad = None;
     crate::kside::lock::FtraceLocked::with(|lock| {
@@ -708,7 +704,10 @@ fn wrong_bytes_are_refused() -> Option<u32> {
         let ret = make_call(Rec::from_mut(&mut rec, lock), word(target));
         expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
         expect!(bad, site == [0xcc, 0x90, 0x90, 0x90, 0x90]);
-        expect!(bad, crate::STATS.failures.load(Relaxed) - failures == 1);
+        expect!(
+            bad,
+            crate::kside::stats::STATS.failures.load(Relaxed) - failures == 1
+        );
         // The same for making a NOP out of a call that is not there.
         let ret = make_nop(
             Module::core_kernel(),
@@ -763,7 +762,7 @@ fn wrong_bytes_are_refused() -> Option<u32> {
         ..Default::default()
     };
     let target = ip + 0x1000;
-    let failures = crate::STATS.failures.load(Relaxed);
+    let failures = crate::kside::stats::STATS.failures.load(Relaxed);
     // Checked after the lock is dropped (`expect!`).
     let mut bad = None;
     crate::kside::lock::FtraceLocked::with(|lock| {
@@ -778,7 +777,10 @@ fn wrong_bytes_are_refused() -> Option<u32> {
         let ret = make_call(Rec::from_mut(&mut rec, lock), word(target));
         expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
         expect!(bad, unchanged(&site));
-        expect!(bad, crate::STATS.failures.load(Relaxed) - failures == 1);
+        expect!(
+            bad,
+            crate::kside::stats::STATS.failures.load(Relaxed) - failures == 1
+        );
         let ret = make_nop(
             Module::core_kernel(),
             Rec::from_mut(&mut rec, lock),
@@ -857,7 +859,7 @@ fn wrong_bytes_are_refused() -> Option<u32> {
     let auipc = auipc.unwrap_or(NOP);
     // Checked after the lock is dropped (`expect!`).
     let mut bad = None;
-    let failures = crate::STATS.failures.load(Relaxed);
+    let failures = crate::kside::stats::STATS.failures.load(Relaxed);
     crate::kside::lock::FtraceLocked::with(|lock| {
         let target = crate::kside::env::c_word(caller);
         // Updated already, as the kernel updates a record before the hook: one
@@ -901,7 +903,10 @@ fn wrong_bytes_are_refused() -> Option<u32> {
         let ret = make_call(Rec::from_mut(&mut rec, lock), word(target));
         expect!(bad, ret == kernel::error::code::EINVAL.to_errno());
         expect!(bad, unchanged(auipc, EBREAK));
-        expect!(bad, crate::STATS.failures.load(Relaxed) - failures == 1);
+        expect!(
+            bad,
+            crate::kside::stats::STATS.failures.load(Relaxed) - failures == 1
+        );
         // Nor is it the `jalr` an enabled record's call is removed from.
         let ret = make_nop(
             Module::core_kernel(),

@@ -121,6 +121,46 @@ impl<M: CMutex> Locked<M> {
     }
 }
 
+/// A proof of `M` a `#[repr(transparent)]` handle can carry in place of
+/// a reference: zero-sized, made only from a live proof
+/// ([`Locked::witness()`]), and turned back into one for the same
+/// lifetime ([`Witness::proof()`]).
+///
+/// # Invariants
+///
+/// A `&'a Locked<M>` was live when it was made: the current task holds `M`
+/// for `'a`. Neither `Send` nor `Sync`, as the proof.
+pub(crate) struct Witness<'a, M>(PhantomData<&'a Locked<M>>);
+
+// A proof is zero-sized, so a witness can stand for one (`proof()`).
+const _: () = assert!(core::mem::size_of::<Locked<FtraceMutex>>() == 0);
+
+impl<M> Clone for Witness<'_, M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M> Copy for Witness<'_, M> {}
+
+impl<M> Locked<M> {
+    /// The witness of this proof, for as long as it lives.
+    pub(crate) fn witness(&self) -> Witness<'_, M> {
+        // INVARIANT: made from a live proof for its lifetime.
+        Witness(PhantomData)
+    }
+}
+
+impl<'a, M> Witness<'a, M> {
+    /// The proof the witness was made from.
+    pub(crate) fn proof(self) -> &'a Locked<M> {
+        // SAFETY: `Locked<M>` is zero-sized, so a dangling, aligned pointer
+        // is a valid reference to one; and a proof may exist for `'a`,
+        // since one did (type invariants).
+        unsafe { core::ptr::NonNull::<Locked<M>>::dangling().as_ref() }
+    }
+}
+
 /// Releases `M` when dropped: private to [`Locked::with()`], which makes
 /// one after taking `M`, so that the mutex is released however the
 /// closure ends.

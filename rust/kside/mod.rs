@@ -5,6 +5,8 @@
 //! record table, and the kernel side of the update pass with its shadow
 //! comparator.
 
+pub(crate) mod abi;
+pub(crate) mod decide;
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 pub(crate) mod direct;
 pub(crate) mod entry;
@@ -20,4 +22,5 @@ pub(crate) mod records;
 pub(crate) mod registry;
 pub(crate) mod shim;
 pub(crate) mod sites;
+pub(crate) mod stats;
 pub(crate) mod subops;

@@ -42,6 +42,10 @@ use crate::{
         self,
         Group, //
     },
+    kside::stats::{
+        shadow_diff,
+        STATS, //
+    },
     rfcore::{
         consistency::{
             self,
@@ -71,8 +75,6 @@ use crate::{
             Store, //
         },
     },
-    shadow_diff,
-    STATS, //
 };
 
 /// The kernel's errno for a failure: the one map of every architecture.
@@ -174,7 +176,7 @@ pub(crate) fn quarantine(rec: Rec<'_>, update: Update, failure: &Failure) {
 
 /// Adds a pass's counts to the stats.
 fn account(c: &Counts) {
-    let bump = crate::bump;
+    let bump = crate::kside::stats::bump;
     bump(&STATS.walked, c.walked);
     // Every record decided on was shown to the comparator (`shadow()`).
     bump(&STATS.checks, c.walked);
@@ -368,7 +370,7 @@ pub(crate) fn consistency(lock: &FtraceLocked) {
     }
     let mut want: KVVec<usize> = KVVec::new();
     let mut got: KVVec<usize> = KVVec::new();
-    let mode = crate::call_ops_mode();
+    let mode = crate::kside::env::call_ops_mode();
     let mut recs = KernelRecords::new(lock);
     let mut list = KernelOpsList::new(lock);
     let mut at = recs.first();
@@ -393,7 +395,7 @@ pub(crate) fn consistency(lock: &FtraceLocked) {
             if listed && crate::kside::sites::published(rec.ip(), &mut got, lock) == Ok(true) {
                 STATS.consistency_checks.add(1, Relaxed);
                 if !got.iter().eq(want.iter()) {
-                    crate::consistency_diff(format_args!(
+                    crate::kside::stats::consistency_diff(format_args!(
                         "{:#x}: published set {:x?}, the ops covering it {:x?}",
                         rec.ip(),
                         &*got,
@@ -404,7 +406,7 @@ pub(crate) fn consistency(lock: &FtraceLocked) {
             STATS.consistency_checks.add(1, Relaxed);
             let m = consistency::check(flags, &users, mode);
             if m.any() {
-                crate::consistency_diff(format_args!(
+                crate::kside::stats::consistency_diff(format_args!(
                     "{:#x} flags {:#x}, {} enabled ops cover it: {:?}",
                     rec.ip(),
                     flags.raw(),
@@ -505,7 +507,7 @@ pub(crate) fn replace_all<A: Arch>(lock: &FtraceLocked, arch: &mut A, enable: bo
     settled(lock);
     let _ = update::update_all(&mut recs, arch, &mut store, enable, &mut counts);
     // The walks of this pass; `ops_list_walks` gets them when `recs` goes.
-    crate::bump(&STATS.pass_walks, recs.list.walks());
+    crate::kside::stats::bump(&STATS.pass_walks, recs.list.walks());
     STATS.passes.add(1, Relaxed);
     account(&counts);
 }
@@ -588,7 +590,7 @@ pub(crate) fn init_groups<A: Arch>(
         group = g.following();
     }
     if init {
-        crate::bump(&STATS.init_nops, done);
+        crate::kside::stats::bump(&STATS.init_nops, done);
     }
     if failed {
         None

@@ -29,7 +29,6 @@ use kernel::{
     bindings,
     ffi::{
         c_int,
-        c_ulong,
         c_void, //
     }, //
     sync::{
@@ -152,8 +151,15 @@ use write::WriteCap;
 /// table until then), the hold of `ftrace_lock` (which also makes the
 /// holder the only writer), or the life of a chain nobody else can see
 /// ([`Built`]).
+///
+/// `rftrace_init_nops()` takes one where its prototype has a `struct
+/// ftrace_page *` (`kside::abi`): the header asks the caller for these
+/// invariants.
+#[repr(transparent)]
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Group<'a>(NonNull<FtracePage>, PhantomData<&'a FtracePage>);
+
+crate::kside::abi::lowered_as!(Option<Group<'static>> => *mut bindings::ftrace_page);
 
 /// An index bound of one group.
 ///
@@ -656,31 +662,16 @@ pub(crate) enum BuildError {
     Inconsistent,
 }
 
-/// Makes the records of a checked call-site list `[start, end)` in new
-/// groups: one record for each of its `count` non-zero entries (the patch
-/// sites `rfcore::table::scan()` kept and moved there), in list order.
-///
-/// # Safety
-///
-/// `[start, end)` is an aligned call-site list already checked by
-/// `rfcore::table::scan()` (which zeroes every entry that must not become
-/// a record, makes the others patch sites and counts them as `kept`),
-/// which nobody changes during the call.
-pub(crate) unsafe fn build(
-    start: *const c_ulong,
-    end: *const c_ulong,
-    count: usize,
-) -> Result<Built, BuildError> {
-    let bytes = (end as usize).saturating_sub(start as usize);
-    let len = bytes / core::mem::size_of::<c_ulong>();
-    if start.is_null() || len == 0 || count == 0 {
+/// Makes the records of a call-site list already checked by
+/// `rfcore::table::scan()` in new groups: one record for each of its
+/// `count` non-zero entries (the patch sites `scan()` kept and moved
+/// there; it zeroes every entry that must not become a record), in list
+/// order. Fails with [`BuildError::Inconsistent`] if the list does not
+/// hold `count` of them.
+pub(crate) fn build(list: &[u64], count: usize) -> Result<Built, BuildError> {
+    if list.is_empty() || count == 0 {
         return Ok(Built::empty());
     }
-    // SAFETY: by the function's contract the range is a valid, aligned
-    // array of `len` words that nobody writes during the call; an
-    // `unsigned long` is a u64 (size and alignment asserted in
-    // `kside::env`).
-    let list = unsafe { core::slice::from_raw_parts(start.cast::<u64>(), len) };
 
     let geo = geometry();
     let mut chain = Built::empty();

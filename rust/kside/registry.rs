@@ -36,7 +36,6 @@ use kernel::{
 };
 
 use crate::{
-    bump,
     kside::env::{
         first_ops,
         list_end,
@@ -56,6 +55,11 @@ use crate::{
     },
     kside::records,
     kside::sites,
+    kside::stats::{
+        bump,
+        shadow_diff,
+        STATS, //
+    },
     rfcore::filter::FnSet,
     rfcore::record::Update,
     rfcore::registry::{
@@ -68,8 +72,6 @@ use crate::{
         Reach,
         Refusal, //
     },
-    shadow_diff,
-    STATS, //
 };
 
 // The pure core's flag values are the kernel's.
@@ -310,20 +312,19 @@ pub(crate) fn startup(ops: Ops<'_>, command: c_int, lock: &FtraceLocked) -> Resu
 ///
 /// # Invariants
 ///
-/// The pointer is valid for writes until the shut-down that was given it
-/// returns.
-pub(crate) struct Deferred(ptr::NonNull<bindings::ftrace_release>);
+/// The pointer is valid for writes for `'c`, the call of the shut-down
+/// that was given it.
+///
+/// Made only by C: `rftrace_shutdown()` takes an `Option<Deferred>` where
+/// its prototype has a `struct ftrace_release *` (`kside::abi`), and the
+/// header asks the caller for these invariants.
+#[repr(transparent)]
+pub(crate) struct Deferred<'c>(
+    ptr::NonNull<bindings::ftrace_release>,
+    core::marker::PhantomData<&'c mut bindings::ftrace_release>,
+);
 
-impl Deferred {
-    /// # Safety
-    ///
-    /// `rel` is valid for writes until the shut-down it is given to
-    /// returns.
-    pub(crate) unsafe fn new(rel: *mut bindings::ftrace_release) -> Option<Self> {
-        // INVARIANT: the caller's promise.
-        ptr::NonNull::new(rel).map(Self)
-    }
-}
+crate::kside::abi::lowered_as!(Option<Deferred<'static>> => *mut bindings::ftrace_release);
 
 /// An ops taken off the list by [`shutdown()`] that is still enabled and
 /// counted: its records still count it, and its sites may still call it.
@@ -414,7 +415,7 @@ impl<'a> Stopped<'a> {
     /// task can be on its function or trampoline and free the trampoline,
     /// or, with `deferred`, leave both to the caller, who does them after
     /// dropping ftrace_lock.
-    fn release(self, deferred: Option<Deferred>) {
+    fn release(self, deferred: Option<Deferred<'_>>) {
         if self.ops.flags() & ops_fl::DYNAMIC == 0 {
             return;
         }
@@ -465,7 +466,7 @@ fn sweep(lock: &FtraceLocked) {
 pub(crate) fn shutdown(
     ops: Ops<'_>,
     command: c_int,
-    deferred: Option<Deferred>,
+    deferred: Option<Deferred<'_>>,
     lock: &FtraceLocked,
 ) -> Result<(), Error> {
     if disabled(lock) {
@@ -523,8 +524,7 @@ pub(crate) fn start_up_count(lock: &FtraceLocked) -> c_int {
 
 /// ftrace has been killed: no update may run.
 pub(crate) fn disabled(_lock: &FtraceLocked) -> bool {
-    // SAFETY: reads a flag of the C side (set once ftrace is killed).
-    unsafe { bindings::ftrace_c_disabled() }
+    crate::kside::shim::ftrace_c_disabled()
 }
 
 /// `__unregister_ftrace_function()`: takes `ops` off the list (it has been
@@ -635,7 +635,7 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
     // An empty notrace hash excludes nothing: no lookup per record.
     let any_notrace = notrace.count() != 0;
     bump(&STATS.account_walks, 1);
-    let mut accounting = crate::Accounting::new(ops, inc);
+    let mut accounting = crate::kside::decide::Accounting::new(ops, inc);
     sites::begin_walk(ops, inc, lock);
     if inc {
         // Every record, or the filter's: room for them before the walk.
@@ -675,7 +675,7 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
         sites::account(ip, rec.flags().count(), lock);
         counted = counted.saturating_add(1);
         // What the update pass will do with the record.
-        update |= crate::decide_record(rec, true, false).update != Update::Ignore;
+        update |= crate::kside::decide::decide_record(rec, true, false).update != Update::Ignore;
         if let Reach::Filter { count } = reach {
             if counted == count {
                 break;

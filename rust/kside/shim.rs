@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The C functions the core calls that ask nothing of their caller,
-//! declared `safe` so that calling one needs no `unsafe` block: address
-//! lookups, constants, owner questions, pure arithmetic, an atomic
-//! exchange, and functions that only read hashes a [`HashRef`] proves
-//! live and unchanged (or allocate a new one from them). Every other C
-//! function is called through the bindgen declarations, with its contract
-//! at the call.
+//! The C functions the core calls that ask nothing of their caller but
+//! what their arguments' types prove, declared `safe` so that calling one
+//! needs no `unsafe` block: address lookups, constants, owner questions,
+//! pure arithmetic, an atomic exchange, functions that only read hashes a
+//! [`HashRef`] proves live and unchanged (or allocate a new one from
+//! them). The C functions safe on a view of another module (an ops, a
+//! module) are declared there, beside the view. Every other C function
+//! is called through the bindgen declarations, with its contract at the
+//! call.
 //!
 //! Each declaration is checked against bindgen's for the same prototype
-//! (`same_prototype!` below: bindgen's must be the declaration's
+//! (`same_prototype!` of `kside::abi`: bindgen's must be the declaration's
 //! function-pointer type with each view type lowered to the C pointer it
-//! passes as, [`Lowered`]), so a prototype change in `include/rftrace.h`
+//! passes as), so a prototype change in `include/rftrace.h`
 //! or the patched `ftrace.c` fails the build here.
 //!
 //! A leaf module with `unsafe` code: the foreign block.
@@ -25,7 +27,10 @@ use kernel::{
     },
 };
 
-use crate::kside::hash::HashRef;
+use crate::kside::abi::{
+    same_prototype,
+    HashRef, //
+};
 
 // SAFETY: each function is defined by the C shim (`c/rftrace_shim*.c`) or
 // by the patched `kernel/trace/ftrace.c` with exactly this prototype
@@ -36,6 +41,21 @@ use crate::kside::hash::HashRef;
 // unchanged while the view exists: `HashRef`'s invariants), allocating
 // the hash it returns.
 unsafe extern "C" {
+    /// `ftrace_kill()`: stops every update until reboot (sets the C
+    /// side's flags, from any context).
+    pub(crate) safe fn ftrace_kill();
+    /// Whether ftrace is disabled (`ftrace_disabled`, read once).
+    pub(crate) safe fn ftrace_c_disabled() -> bool;
+    /// Whether `a` and `b` name the same functions (none: every function).
+    pub(crate) safe fn ftrace_c_hash_equal(a: Option<HashRef<'_>>, b: Option<HashRef<'_>>) -> bool;
+    /// Whether `hash` is a filter of nothing (no function, flagged so).
+    pub(crate) safe fn rftrace_shim_hash_is_nothing(hash: Option<HashRef<'_>>) -> bool;
+    /// Whether `hash` names `ip`.
+    pub(crate) safe fn rftrace_shim_hash_contains(hash: Option<HashRef<'_>>, ip: c_ulong) -> bool;
+    /// A new, empty hash flagged as a filter of nothing (null when out of
+    /// memory).
+    pub(crate) safe fn rftrace_shim_hash_nothing() -> *mut bindings::ftrace_hash;
+
     /// Whether the current task holds `ftrace_lock`.
     pub(crate) safe fn rftrace_shim_ftrace_lock_mine() -> bool;
     /// Whether the current task holds `text_mutex`.
@@ -107,45 +127,28 @@ unsafe extern "C" {
     ) -> *mut bindings::ftrace_hash;
 }
 
-/// A type of a `safe` declaration above and the C type it passes as: the
-/// same ABI (a `#[repr(transparent)]` view over a non-null pointer, and
-/// `Option` of one, which is null for `None`), or the type itself.
-trait Lowered {
-    type C;
-}
-
-macro_rules! lowered_as_itself {
-    ($($t:ty),*) => { $(impl Lowered for $t { type C = $t; })* };
-}
-
-lowered_as_itself!(
-    bool,
-    c_int,
-    c_uint,
-    c_ulong,
-    *mut bindings::ftrace_hash,
-    *mut *mut bindings::ftrace_hash
+same_prototype!(bindings::ftrace_kill, ftrace_kill, fn() -> ());
+same_prototype!(bindings::ftrace_c_disabled, ftrace_c_disabled, fn() -> bool);
+same_prototype!(
+    bindings::ftrace_c_hash_equal,
+    ftrace_c_hash_equal,
+    fn(Option<HashRef<'static>>, Option<HashRef<'static>>) -> bool
 );
-
-impl Lowered for HashRef<'static> {
-    type C = *mut bindings::ftrace_hash;
-}
-
-impl Lowered for Option<HashRef<'static>> {
-    type C = *mut bindings::ftrace_hash;
-}
-
-/// Checks at build time that `ours` is declared with the argument and
-/// return types listed, and that bindgen gave `theirs` the same types
-/// lowered to C ([`Lowered`]).
-macro_rules! same_prototype {
-    ($theirs:path, $ours:path, fn($($arg:ty),*) -> $ret:ty) => {
-        const _: [unsafe extern "C" fn($(<$arg as Lowered>::C),*) -> <$ret as Lowered>::C; 1] =
-            [$theirs];
-        const _: [unsafe extern "C" fn($($arg),*) -> $ret; 1] = [$ours];
-    };
-}
-
+same_prototype!(
+    bindings::rftrace_shim_hash_is_nothing,
+    rftrace_shim_hash_is_nothing,
+    fn(Option<HashRef<'static>>) -> bool
+);
+same_prototype!(
+    bindings::rftrace_shim_hash_contains,
+    rftrace_shim_hash_contains,
+    fn(Option<HashRef<'static>>, c_ulong) -> bool
+);
+same_prototype!(
+    bindings::rftrace_shim_hash_nothing,
+    rftrace_shim_hash_nothing,
+    fn() -> *mut bindings::ftrace_hash
+);
 same_prototype!(
     bindings::rftrace_shim_ftrace_lock_mine,
     rftrace_shim_ftrace_lock_mine,

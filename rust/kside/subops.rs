@@ -29,7 +29,6 @@ use kernel::{
 };
 
 use crate::{
-    bump,
     kside::env::Ops,
     kside::filters,
     kside::hash::{
@@ -39,8 +38,11 @@ use crate::{
     },
     kside::lock::FtraceLocked,
     kside::registry,
+    kside::stats::{
+        bump,
+        STATS, //
+    },
     rfcore::registry::ops_fl,
-    STATS,
 };
 
 /// `ops_fl` has no name for it: the ops is a sub-ops of a manager.
@@ -82,8 +84,7 @@ fn update_manager(manager: Ops<'_>, lock: &FtraceLocked) -> Result {
     let made = manager_hashes(manager, lock)?;
     for (notrace, new) in [(false, made.filter), (true, made.notrace)] {
         let now = KHash::of_ops(manager, notrace);
-        // SAFETY: both live or null, under ftrace_lock; only read.
-        if unsafe { bindings::ftrace_c_hash_equal(new.as_ptr(), now.as_ptr()) } {
+        if crate::kside::shim::ftrace_c_hash_equal(new.view(), now.view()) {
             continue;
         }
         filters::change(manager, notrace, new, lock)?;
