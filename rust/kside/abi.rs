@@ -74,13 +74,19 @@ lowered_as_itself!(
     bindings::ftrace_func_t,
 );
 
-/// Lowers each view type (its lifetimes `'static`) to its C type.
+/// Lowers each view type (its lifetimes `'static`) to its C type: for
+/// the views of other modules.
 macro_rules! lowered_as {
     ($($t:ty => $c:ty),* $(,)?) => { $(impl $crate::kside::abi::Lowered for $t { type C = $c; })* };
 }
 pub(crate) use lowered_as;
 
-lowered_as!(
+/// [`lowered_as!`] for the views of this module.
+macro_rules! lowered_here {
+    ($($t:ty => $c:ty),* $(,)?) => { $(impl Lowered for $t { type C = $c; })* };
+}
+
+lowered_here!(
     HashRef<'static> => *mut bindings::ftrace_hash,
     Option<HashRef<'static>> => *mut bindings::ftrace_hash,
     Option<Lent<'static, *mut bindings::ftrace_page>> => *mut *mut bindings::ftrace_page,

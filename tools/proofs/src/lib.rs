@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Host build of the kernel side's lock proofs (`rust/kside/lock.rs`,
-//! over the host stand-in of the few kernel items it uses) and the pure
+//! Host build of the kernel side's lock proofs (`rust/kside/lock.rs`),
+//! its C-boundary views (`rust/kside/abi.rs`, over the host stand-in of
+//! the few kernel items they use) and the pure
 //! core's checked changes, so that `tests/compile_fail.rs` can show that
 //! the programs that would break them do not compile.
 //!
@@ -16,3 +17,8 @@ use kernel::shim;
 
 #[path = "../../../rust/kside/lock.rs"]
 pub(crate) mod lock;
+
+// Its macros are for the kernel crate's other modules.
+#[path = "../../../rust/kside/abi.rs"]
+#[allow(unused)]
+pub(crate) mod abi;

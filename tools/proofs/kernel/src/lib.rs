@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What `rust/kside/lock.rs` needs of the kernel crate, on the host: the
-//! shim's lock functions and owner questions (one flag per mutex, owned by whoever set it:
-//! the tests are single-threaded) and `warn_on!`.
+//! What `rust/kside/lock.rs` and `rust/kside/abi.rs` need of the kernel
+//! crate, on the host: the shim's lock functions and owner questions (one
+//! flag per mutex, owned by whoever set it: the tests are
+//! single-threaded), `warn_on!`, the C types and the few C structs the
+//! views point to (opaque: the views only carry pointers).
 
 /// The shim's lock functions, as bindgen declares them (`unsafe extern
 /// "C"`), over a flag per mutex.
@@ -12,6 +14,33 @@ pub mod bindings {
         AtomicBool,
         Ordering::SeqCst, //
     };
+
+    /// A call-site record.
+    #[allow(non_camel_case_types)]
+    #[repr(C)]
+    pub struct dyn_ftrace {
+        pub ip: crate::ffi::c_ulong,
+        pub flags: crate::ffi::c_ulong,
+    }
+
+    /// Opaque C structs.
+    macro_rules! opaque {
+        ($($name:ident),*) => {
+            $(#[allow(non_camel_case_types)] #[repr(C)] pub struct $name { _p: [u8; 0] })*
+        };
+    }
+    opaque!(ftrace_ops, ftrace_hash, ftrace_page);
+
+    /// An ops' function.
+    #[allow(non_camel_case_types)]
+    pub type ftrace_func_t = Option<
+        unsafe extern "C" fn(
+            crate::ffi::c_ulong,
+            crate::ffi::c_ulong,
+            *mut ftrace_ops,
+            *mut core::ffi::c_void,
+        ),
+    >;
 
     pub(crate) static FTRACE: AtomicBool = AtomicBool::new(false);
     pub(crate) static TEXT: AtomicBool = AtomicBool::new(false);
@@ -46,6 +75,18 @@ pub mod shim {
     pub extern "C" fn rftrace_shim_text_lock_mine() -> bool {
         TEXT.load(SeqCst)
     }
+}
+
+/// The C types, as the kernel crate defines them (`long` is `isize`).
+pub mod ffi {
+    pub use core::ffi::{
+        c_char,
+        c_int,
+        c_uint,
+        c_void, //
+    };
+    pub type c_long = isize;
+    pub type c_ulong = usize;
 }
 
 /// The kernel's `warn_on!`: the condition, printed when true.
