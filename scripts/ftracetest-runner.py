@@ -9,8 +9,12 @@ A test that oopses, panics, hangs past its timeout, or after which the
 guest dies, is recorded as OOPS/HANG/NORESULT with a console excerpt; QEMU
 is killed and the guest is booted again at the next test.  Kernel WARNING:
 and BUG: reports are attributed to the test that was running.  A KCSAN
-report counts only if it involves the dynamic ftrace core, by the rule of
-scripts/kcsan-report.py; the others are kept as notes.
+report counts if it involves the dynamic ftrace core or if stock's KCSAN
+kernel is not known to show it (its signature is not in
+selftests/expected/$RFT_ARCH-stock-kcsan-reports.list, or the file given
+with --kcsan-stock-list), by the rule of scripts/kcsan-report.py; the
+others are kept as notes.  For an arch with no such list, only the
+reports involving the core count.
 
 With --jobs N the tests are split over N guests that run side by side
 (longest first, balanced on the durations of the expected results file).
@@ -58,7 +62,7 @@ KCSAN = re.compile(r"BUG: KCSAN: ")
 
 def load_kcsan_report():
     """scripts/kcsan-report.py as a module: its rule says which KCSAN
-    reports involve the core."""
+    reports count."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kcsan-report.py")
     spec = importlib.util.spec_from_file_location("kcsan_report", path)
     mod = importlib.util.module_from_spec(spec)
@@ -253,7 +257,7 @@ class Worker(threading.Thread):
         crash_lines = None
         wcap = None         # (test, lines) of a kernel report being copied
         logcap = None       # (test, file name, lines) of a LOG-BEGIN block
-        kcsan = KCSAN_REPORT.Reader()
+        kcsan = KCSAN_REPORT.Reader(a.kcsan_stock)
         kcsan_test = None   # the test running when the open KCSAN report began
         done = False
         eof = False
@@ -261,17 +265,18 @@ class Worker(threading.Thread):
 
         def judge_kcsan(report):
             """A KCSAN report read whole: a warning of its test if it
-            involves the core, else a note."""
+            counts (it involves the core, or is not in the stock list),
+            else a note."""
             if report is None or kcsan_test is None:
                 return
-            first, _, core = report
-            if core:
+            first, _, counted, why = report
+            if counted:
                 kcsan_test.warnings.append(first)
-                kcsan_test.notes.append("kernel report: %s" % first)
+                kcsan_test.notes.append("kernel report (KCSAN, %s): %s" % (why, first))
             else:
                 kcsan_test.notes.append(
-                    "KCSAN report not involving the core, not counted "
-                    "(scripts/kcsan-report.py): %s" % first)
+                    "KCSAN report %s, not counted "
+                    "(scripts/kcsan-report.py): %s" % (why, first))
 
         def finish_test(result, note=None):
             nonlocal cur
@@ -467,7 +472,14 @@ def main():
     ap.add_argument("--tmpdir", default=None)
     ap.add_argument("--karg", dest="cmdline", action="append", default=[],
                     help="extra kernel parameter (repeatable)")
+    ap.add_argument("--kcsan-stock-list", default=KCSAN_REPORT.stock_list_path(),
+                    help="signatures of the KCSAN reports stock shows (default: "
+                    "selftests/expected/$RFT_ARCH-stock-kcsan-reports.list)")
     a = ap.parse_args()
+    a.kcsan_stock = KCSAN_REPORT.read_stock_list(a.kcsan_stock_list)
+    if a.kcsan_stock is None:
+        log("no KCSAN stock list %s: only KCSAN reports involving the core count"
+            % a.kcsan_stock_list)
     tt = []
     for s in a.test_timeout:
         pat, _, secs = s.rpartition("=")
