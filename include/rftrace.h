@@ -18,7 +18,17 @@ struct ftrace_page;
 struct module;
 struct mutex;
 
-/* Implemented in Rust (rust/rftrace.rs); callers hold ftrace_lock. */
+/*
+ * Implemented in Rust (rust/kside/entry.rs); callers hold ftrace_lock
+ * unless said otherwise (the core checks the owner and refuses the call
+ * with a warning if not).  Every pointer argument a caller passes must be
+ * NULL or valid for the length of the call: an ops, hash, module or
+ * record group live (a hash unchanged), an out pointer writable and
+ * written by nobody else.  The Rust side takes such arguments as typed
+ * views whose invariants are exactly these (rust/kside/abi.rs), so the
+ * entry points are safe Rust functions; a NULL one is refused with a
+ * warning.  A record pointer is looked up in the table before use.
+ */
 
 /* ftrace_update_record() / ftrace_test_record(): returns FTRACE_UPDATE_*. */
 int rftrace_check_record(struct dyn_ftrace *rec, bool enable, bool update);
