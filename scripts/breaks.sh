@@ -35,9 +35,9 @@ break_def() { # NAME
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:site-sets.tc ;;
 	probe-waits-under-lock)
-		BREAK_WHAT="removing a function probe waits for its grace periods with ftrace_lock held (as 7.2)"
+		BREAK_WHAT="removing a function probe's last function waits for its grace periods with ftrace_lock held (as 7.2): no drop to a worker, no wait after the lock"
 		BREAK_FILE=/kernel/trace/ftrace.c
-		BREAK_PERL='s/\trel = kzalloc\(sizeof\(\*rel\), GFP_KERNEL\);/\trel = NULL;/'
+		BREAK_PERL='s/IS_ENABLED\(CONFIG_FTRACE_RUST_CORE\) && probe->ref == 1\)/0)/; s/\trel = kzalloc\(sizeof\(\*rel\), GFP_KERNEL\);/\trel = NULL;/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:registry-slow-gp-probe.tc ;;
 	batch-del-keeps-entries)
@@ -47,15 +47,15 @@ break_def() { # NAME
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=kunit:batch_direct_interface_keeps_the_table_and_the_ops ;;
 	instance-probes-wait-under-locks)
-		BREAK_WHAT="removing an instance waits for its function probes' grace periods with trace_types_lock and event_mutex held (as 7.2)"
+		BREAK_WHAT="a removed function probe is not dropped to a worker: removing an instance waits for its probes' grace periods with trace_types_lock and event_mutex held (as 7.2)"
 		BREAK_FILE=/kernel/trace/ftrace.c
-		BREAK_PERL='s/IS_ENABLED\(CONFIG_FTRACE_RUST_CORE\) && instance_gone &&/IS_ENABLED(CONFIG_FTRACE_RUST_CORE) \&\& instance_gone \&\& 0 \&\&/'
+		BREAK_PERL='s/IS_ENABLED\(CONFIG_FTRACE_RUST_CORE\) && probe->ref == 1\)/0)/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:registry-slow-gp-instance.tc ;;
 	filter-writes-share-parser-lock)
-		BREAK_WHAT="every filter write takes the one parser_lock again (as 7.2), so a probe's removal holds up the writes of other files across its grace periods"
+		BREAK_WHAT="every filter write takes the one parser_lock again (as 7.2), so a probe's removal that waits (here: none is dropped to a worker, as when its record cannot be allocated) holds up the writes of other files across its grace periods"
 		BREAK_FILE=/kernel/trace/ftrace.c
-		BREAK_PERL='s/return IS_ENABLED\(CONFIG_FTRACE_RUST_CORE\) \? &iter->parser_lock :/return 0 ? \&iter->parser_lock :/'
+		BREAK_PERL='s/return IS_ENABLED\(CONFIG_FTRACE_RUST_CORE\) \? &iter->parser_lock :/return 0 ? \&iter->parser_lock :/; s/IS_ENABLED\(CONFIG_FTRACE_RUST_CORE\) && probe->ref == 1\)/0)/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:registry-slow-gp-probe.tc ;;
 	direct-waits-under-mutex)
