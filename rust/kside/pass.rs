@@ -589,9 +589,14 @@ pub(crate) fn init_groups<A: Arch>(
         done = done.saturating_add(u64::try_from(converted).unwrap_or(u64::MAX));
         group = g.following();
     }
-    if init {
-        crate::kside::stats::bump(&STATS.init_nops, done);
-    }
+    // A kernel whose compiler or objtool wrote the NOPs at build time
+    // (x86_64 with clang: `CC_USING_NOP_MCOUNT`) has nothing to convert.
+    let counter = if init {
+        &STATS.init_nops
+    } else {
+        &STATS.nop_at_build
+    };
+    crate::kside::stats::bump(counter, done);
     if failed {
         None
     } else {

@@ -61,6 +61,7 @@ pub(crate) struct Stats {
     pub(crate) direct_registered: Atomic<u64>,
     pub(crate) direct_unregistered: Atomic<u64>,
     pub(crate) direct_retargeted: Atomic<u64>,
+    pub(crate) nop_at_build: Atomic<u64>,
 }
 
 pub(crate) static STATS: Stats = Stats {
@@ -109,6 +110,7 @@ pub(crate) static STATS: Stats = Stats {
     direct_registered: Atomic::new(0),
     direct_unregistered: Atomic::new(0),
     direct_retargeted: Atomic::new(0),
+    nop_at_build: Atomic::new(0),
 };
 
 pub(crate) fn bump(counter: &Atomic<u64>, by: u64) {
@@ -119,7 +121,7 @@ pub(crate) fn bump(counter: &Atomic<u64>, by: u64) {
 
 impl Stats {
     /// The number of counters [`Stats::get()`] knows.
-    pub(crate) const COUNT: u32 = 46;
+    pub(crate) const COUNT: u32 = 47;
 
     /// Counter `idx` as a NUL-terminated name and a value (`None` past
     /// the last, [`Stats::COUNT`]).
@@ -184,6 +186,7 @@ impl Stats {
                 r(&self.direct_unregistered),
             ),
             45 => (b"registry_direct_retargeted\0", r(&self.direct_retargeted)),
+            46 => (b"records_nop_at_build\0", r(&self.nop_at_build)),
             _ => return None,
         })
     }
