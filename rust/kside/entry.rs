@@ -190,14 +190,12 @@ pub(crate) extern "C" fn rftrace_account(
     ops: Option<CallOps<'_>>,
     inc: bool,
 ) -> bool {
-    with_ops(ops, false, |ops, lock| match records::find(rec, lock) {
-        Some(rec) if !null_from_c(rec.as_ptr()) => {
-            crate::kside::decide::Accounting::new(ops, inc).rec(rec)
-        }
-        _ => {
-            kernel::warn_on!(true);
-            false
-        }
+    if null_from_c(rec) {
+        return false;
+    }
+    with_ops(ops, false, |ops, lock| {
+        records::find(rec, lock)
+            .is_some_and(|rec| crate::kside::decide::Accounting::new(ops, inc).rec(rec))
     })
 }
 
