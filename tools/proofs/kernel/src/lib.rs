@@ -78,6 +78,7 @@ pub mod shim {
 }
 
 /// The C types, as the kernel crate defines them (`long` is `isize`).
+#[allow(non_camel_case_types)]
 pub mod ffi {
     pub use core::ffi::{
         c_char,
