@@ -13,7 +13,8 @@
 #      DEBUG_ATOMIC_SLEEP, DEBUG_LIST, KFENCE, fault injection and
 #      kmemleak; on arm64 and riscv64: the shadow variant)
 #      and check that its compiled code calls no Rust panic
-#      (scripts/panic-check.py)
+#      (scripts/panic-check.py) and that the misuses of its types in
+#      tools/misuse/misuse.rs do not compile (scripts/misuse-check.sh)
 #   3. in the guest: the Rust core's KUnit tests, and a boot with the
 #      function tracer started from the command line (ftrace=function)
 #   4. in the guest: the project's own ftracetest-style tests (selftests/)
@@ -165,6 +166,15 @@ if [ "$variant" != stock ]; then
 		tail -n 1 "$plog"; account "no panic in the core" 1 0
 	else
 		cat "$plog"; account "no panic in the core" 0 1
+	fi
+	# 2c. The programs that must not compile, against the kernel crate
+	# and bindings of this build (tools/misuse/misuse.rs).
+	step "kernel: the misuses the types forbid do not compile (misuse-check.sh)"
+	mlog=$BUILD/misuse-check-$atag$variant.log
+	if "$top/scripts/misuse-check.sh" "$variant" >"$mlog" 2>&1; then
+		tail -n 1 "$mlog"; account "misuse does not compile" 1 0
+	else
+		cat "$mlog"; account "misuse does not compile" 0 1
 	fi
 fi
 
