@@ -4,10 +4,12 @@
 //! check that a Rust prototype using them is the C one.
 //!
 //! A view ([`HashRef`], [`Lent`], `env::CallOps`, `env::Module`,
-//! `records::Group`, `registry::Deferred`) is `#[repr(transparent)]` over
-//! a pointer, so an entry point can take one where its C prototype in
-//! `include/rftrace.h` has that pointer, and a C function declared `safe`
-//! (`kside::shim`) can take one where its C prototype has it. What the
+//! `records::Group`, `registry::Deferred`, and the handles that borrow a
+//! lock proof, `env::Rec`, `env::Ops`, `env::ListOps`) is
+//! `#[repr(transparent)]` over a pointer, so an entry point can take one
+//! where its C prototype in `include/rftrace.h` has that pointer, and a C
+//! function declared `safe` (`kside::shim`, or beside the view) can take
+//! one where its C prototype has it. What the
 //! view's invariants say of the pointer is then the C side's duty,
 //! written once at the view and once in the header, instead of an
 //! `unsafe` block at every entry. No Rust code makes a view from a raw
