@@ -47,7 +47,11 @@ use kernel::{
         Error,
         Result, //
     },
-    ffi::c_int,
+    ffi::{
+        c_int,
+        c_uint,
+        c_ulong, //
+    },
     sync::atomic::{
         Atomic,
         Relaxed,
@@ -60,6 +64,7 @@ use crate::{
     kside::env::{
         c_word,
         CallOps,
+        DirectOps,
         Ops, //
     },
     kside::hash::KHash,
@@ -95,6 +100,142 @@ fn errno(r: Refusal) -> Error {
     }
 }
 
+// SAFETY: each function is defined by the patched `kernel/trace/ftrace.c`
+// or the C shim with exactly this prototype (checked against bindgen's
+// below), and asks nothing but what its arguments' types prove:
+// - a `DirectOps` proves the ops live and `direct_mutex` held, under which
+//   only its holder reads or writes the ops' direct fields and filter
+//   (`ftrace_c_direct_ops()`, `ftrace_c_direct_filter()`, whose filter
+//   stays as it is until the holder changes it, for `'d`);
+// - a `HashRef` proves a hash live and unchanged while it is read;
+// - a hash C allocates is returned as a `NewTable`, which the caller then
+//   owns alone (`None`: out of memory);
+// - `ftrace_c_unregister_deferred()` takes `ftrace_lock` itself and
+//   returns its release record as a `Waits`, which
+//   `ftrace_c_release_finish()` takes by value: finished once;
+// - `ftrace_c_direct_free_table()` takes by value a `Retired` table that
+//   nothing else frees and frees it after an RCU-tasks grace period;
+// - the table's slot is a static, aligned pointer that lives forever,
+//   written only under `direct_mutex` (by `Table`'s atomic stores, or by
+//   C with `rcu_assign_pointer()`) and read with `rcu_dereference_sched()`
+//   or under `direct_mutex`: every access is atomic or excluded.
+//
+// The lint looks through the views' pointers into the C structs (as in
+// `kside::env`); only pointers cross.
+#[allow(improper_ctypes)]
+unsafe extern "C" {
+    /// Where the direct-functions table is published.
+    safe fn ftrace_c_direct_slot() -> &'static Atomic<*mut bindings::ftrace_hash>;
+    /// `ops` becomes a direct ops calling `addr`, or (`on` false) keeps no
+    /// function or trampoline.
+    safe fn ftrace_c_direct_ops(ops: DirectOps<'_>, addr: c_ulong, on: bool);
+    /// The filter of `ops`.
+    safe fn ftrace_c_direct_filter<'d>(ops: DirectOps<'d>) -> Option<HashRef<'d>>;
+    /// A new table `bits` wide: the entries of `table` and, for each
+    /// function of `hash`, one calling `addr`.
+    safe fn rftrace_shim_direct_table_with(
+        table: Option<HashRef<'_>>,
+        hash: HashRef<'_>,
+        addr: c_ulong,
+        bits: c_uint,
+    ) -> Option<NewTable>;
+    /// A new table: the entries of `table` but those of the functions of
+    /// `ops` that call `addr`.
+    safe fn rftrace_shim_direct_table_without(
+        table: Option<HashRef<'_>>,
+        ops: DirectOps<'_>,
+        addr: c_ulong,
+    ) -> Option<NewTable>;
+    /// 7.2's `hash_add()`: a new hash with the entries of `a` and `b`.
+    safe fn ftrace_c_direct_hash_add(a: Option<HashRef<'_>>, b: HashRef<'_>) -> Option<NewTable>;
+    /// 7.2's `hash_sub()`: a new hash with the entries of `a` but those of
+    /// `b` (with a warning when `a` lacks one).
+    safe fn ftrace_c_direct_hash_sub(a: HashRef<'_>, b: HashRef<'_>) -> Option<NewTable>;
+    /// Stops `ops` under `ftrace_lock` (taken here), storing 0 or an
+    /// errno in `err`; the waits are left to [`ftrace_c_release_finish()`].
+    safe fn ftrace_c_unregister_deferred(ops: CallOps<'_>, err: &mut c_int) -> Waits;
+    /// The waits of an unregistration, then what it left is freed.
+    safe fn ftrace_c_release_finish(waits: Waits);
+    /// Frees a replaced table after an RCU-tasks grace period.
+    safe fn ftrace_c_direct_free_table(table: Retired);
+}
+
+crate::kside::abi::lowered_as!(
+    &'static Atomic<*mut bindings::ftrace_hash> => *mut *mut bindings::ftrace_hash,
+    Option<NewTable> => *mut bindings::ftrace_hash,
+    Waits => *mut bindings::ftrace_release,
+    Retired => *mut bindings::ftrace_hash,
+);
+
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_c_direct_slot,
+    ftrace_c_direct_slot,
+    fn() -> &'static Atomic<*mut bindings::ftrace_hash>
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_c_direct_ops,
+    ftrace_c_direct_ops,
+    fn(DirectOps<'static>, c_ulong, bool) -> ()
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_c_direct_filter,
+    ftrace_c_direct_filter,
+    fn(DirectOps<'static>) -> Option<HashRef<'static>>
+);
+crate::kside::abi::same_prototype!(
+    bindings::rftrace_shim_direct_table_with,
+    rftrace_shim_direct_table_with,
+    fn(Option<HashRef<'static>>, HashRef<'static>, c_ulong, c_uint) -> Option<NewTable>
+);
+crate::kside::abi::same_prototype!(
+    bindings::rftrace_shim_direct_table_without,
+    rftrace_shim_direct_table_without,
+    fn(Option<HashRef<'static>>, DirectOps<'static>, c_ulong) -> Option<NewTable>
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_c_direct_hash_add,
+    ftrace_c_direct_hash_add,
+    fn(Option<HashRef<'static>>, HashRef<'static>) -> Option<NewTable>
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_c_direct_hash_sub,
+    ftrace_c_direct_hash_sub,
+    fn(HashRef<'static>, HashRef<'static>) -> Option<NewTable>
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_c_unregister_deferred,
+    ftrace_c_unregister_deferred,
+    fn(CallOps<'static>, &'static mut c_int) -> Waits
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_c_release_finish,
+    ftrace_c_release_finish,
+    fn(Waits) -> ()
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_c_direct_free_table,
+    ftrace_c_direct_free_table,
+    fn(Retired) -> ()
+);
+
+/// Points the entries of `table` (`None`: of `hash` itself) for the
+/// functions of `hash` at `addr` (0: at the target each entry of `hash`
+/// names). Only the target word of each entry is written.
+fn retarget(
+    table: Option<HashRef<'_>>,
+    hash: HashRef<'_>,
+    addr: u64,
+    _direct: &DirectLocked,
+    _lock: &FtraceLocked,
+) {
+    // SAFETY: the table is read and written under direct_mutex (held,
+    // `_direct`), and `hash` is live for the call (`HashRef`); the one
+    // word of each entry written is read by the list function and the
+    // update pass as a whole word, the pass under ftrace_lock (held,
+    // `_lock`), so a target changes between passes, never within one.
+    unsafe { bindings::rftrace_shim_direct_retarget(HashRef::ptr_of(table), hash.as_ptr(), c_word(addr)) };
+}
+
 /// The direct-functions table's slot (`direct_functions`).
 ///
 /// # Invariants
@@ -103,13 +244,13 @@ fn errno(r: Refusal) -> Error {
 /// only under `direct_mutex`, held for `'a`; a table it held is freed only
 /// through [`Retired`], after `direct_mutex` is dropped.
 struct Table<'a> {
-    slot: *mut *mut bindings::ftrace_hash,
+    slot: &'static Atomic<*mut bindings::ftrace_hash>,
     _lock: PhantomData<&'a DirectLocked>,
 }
 
 impl<'a> Table<'a> {
     fn of(_lock: &'a DirectLocked) -> Self {
-        let slot = shim::ftrace_c_direct_slot();
+        let slot = ftrace_c_direct_slot();
         // INVARIANT: the table's slot, with `direct_mutex` held for `'a`.
         Table {
             slot,
@@ -118,10 +259,7 @@ impl<'a> Table<'a> {
     }
 
     fn atomic(&self) -> &Atomic<*mut bindings::ftrace_hash> {
-        // SAFETY: a static pointer, written only under direct_mutex (held,
-        // type invariants) and read by RCU readers with
-        // rcu_dereference_sched(), which an atomic access does not upset.
-        unsafe { Atomic::from_ptr(self.slot) }
+        self.slot
     }
 
     /// The table now, for as long as `self` is borrowed: replacing it
@@ -163,14 +301,17 @@ impl<'a> Table<'a> {
 /// # Invariants
 ///
 /// `.0` is a live hash nobody else has, freed on drop unless given away.
+///
+/// Made only by C: the functions below that allocate a hash return an
+/// `Option<NewTable>` (`None`: out of memory).
 #[must_use = "a new hash is installed or dropped"]
+#[repr(transparent)]
 struct NewTable(NonNull<bindings::ftrace_hash>);
 
 impl NewTable {
-    /// The hash a C allocation returned (null: out of memory).
-    fn from_alloc(new: *mut bindings::ftrace_hash) -> Result<Self> {
-        // INVARIANT: the callers pass a hash C just allocated for them.
-        NonNull::new(new).map(NewTable).ok_or(ENOMEM)
+    /// The hash a C allocation returned (`None`: out of memory).
+    fn from_alloc(new: Option<NewTable>) -> Result<Self> {
+        new.ok_or(ENOMEM)
     }
 
     /// A view of the hash while `self` is borrowed.
@@ -203,7 +344,7 @@ fn table_with(
     addr: u64,
     bits: u32,
 ) -> Result<NewTable> {
-    NewTable::from_alloc(shim::rftrace_shim_direct_table_with(
+    NewTable::from_alloc(rftrace_shim_direct_table_with(
         table,
         hash,
         c_word(addr),
@@ -218,7 +359,10 @@ fn table_with(
 ///
 /// `.0` is null or a record from `ftrace_c_unregister_deferred()` that
 /// nothing else finishes.
+///
+/// Made only by C: `ftrace_c_unregister_deferred()` returns one.
 #[must_use = "an unregistration returns only after its grace periods"]
+#[repr(transparent)]
 struct Waits(*mut bindings::ftrace_release);
 
 impl Waits {
@@ -227,20 +371,14 @@ impl Waits {
     /// is dropped; 0 or the shut-down's errno.
     fn shut_down(ops: CallOps<'_>, _direct: &DirectLocked) -> (Self, c_int) {
         let mut ret: c_int = 0;
-        // SAFETY: a live ops (`CallOps`); ftrace_lock is not held, since
-        // only closures of `FtraceLocked::with()` hold it and none is
-        // open across this.
-        let rel = unsafe { bindings::ftrace_c_unregister_deferred(ops.as_ptr(), &mut ret) };
-        // INVARIANT: the record, which only `finish()` finishes.
-        (Waits(rel), ret)
+        let waits = ftrace_c_unregister_deferred(ops, &mut ret);
+        (waits, ret)
     }
 
     /// Waits until no task can be on the ops' code any more, then frees
     /// what it left. Called without `direct_mutex` and `ftrace_lock`.
     fn finish(self) {
-        // SAFETY: a record of ftrace_c_unregister_deferred() or null,
-        // finished once (type invariants).
-        unsafe { bindings::ftrace_c_release_finish(self.0) };
+        ftrace_c_release_finish(self);
     }
 }
 
@@ -277,36 +415,34 @@ impl Installed<'_> {
 ///
 /// The table was published, is no longer, and nothing else frees it.
 #[must_use = "a replaced table must be freed after a grace period"]
+#[repr(transparent)]
 struct Retired(*mut bindings::ftrace_hash);
 
 impl Retired {
     /// Frees the table after an RCU-tasks grace period (`EMPTY_HASH` is
     /// never freed). Called after `direct_mutex` is dropped.
     fn free_after_grace_period(self) {
-        // SAFETY: ours alone to free (type invariants); call_rcu_tasks()
-        // waits for the readers, trampolines included.
-        unsafe { bindings::ftrace_c_direct_free_table(self.0) };
+        ftrace_c_direct_free_table(self);
     }
 }
 
 /// The direct fields and the filter of an ops, which only this module
 /// writes, under `direct_mutex`.
-impl CallOps<'_> {
+impl<'c> CallOps<'c> {
     /// `ops` becomes a direct ops calling `addr` (its function, flags,
     /// trampoline and target), or (`on` false) keeps no function or
     /// trampoline, as 7.2 leaves it for another registration.
-    fn make_direct(self, addr: u64, on: bool, _direct: &DirectLocked) {
-        // SAFETY: a live ops (`CallOps`); its direct fields are written
-        // only under direct_mutex, held.
-        unsafe { bindings::ftrace_c_direct_ops(self.as_ptr(), c_word(addr), on) };
+    fn make_direct(self, addr: u64, on: bool, direct: &DirectLocked) {
+        ftrace_c_direct_ops(self.direct(direct), c_word(addr), on);
     }
 
     /// The ops' filter, kept by `direct_mutex` until this module replaces
     /// it (the callers take no view of it past that).
-    fn direct_filter<'d>(self, _direct: &'d DirectLocked) -> Option<HashRef<'d>> {
-        // SAFETY: a live ops; a direct ops' filter changes only under
-        // direct_mutex, held for `'d`, by this module.
-        unsafe { HashRef::from_raw(bindings::ftrace_c_direct_filter(self.as_ptr())) }
+    fn direct_filter<'d>(self, direct: &'d DirectLocked) -> Option<HashRef<'d>>
+    where
+        'c: 'd,
+    {
+        ftrace_c_direct_filter(self.direct(direct))
     }
 }
 
@@ -335,11 +471,7 @@ pub(crate) fn register(
     }
     let bits = rules::table_bits(fview.count(), HashRef::count_of(now));
     let new = table_with(now, fview, addr, bits)?;
-    // SAFETY: the ops' filter, under ftrace_lock: each entry records the
-    // target (only the `direct` word of its entries is written).
-    unsafe {
-        bindings::rftrace_shim_direct_retarget(core::ptr::null_mut(), fview.as_ptr(), c_word(addr))
-    };
+    retarget(None, fview, addr, direct, lock);
     let installed = table.install(new);
     ops.make_direct(addr, true, direct);
     match registry::startup(handle, 0, lock) {
@@ -378,15 +510,7 @@ pub(crate) fn unregister(ops: CallOps<'_>, addr: u64, free_filters: bool) -> Res
     let (ret, waits, retired) = DirectLocked::with(|direct| {
         let (waits, ret) = Waits::shut_down(ops, direct);
         let table = Table::of(direct);
-        // SAFETY: the live table (direct_mutex held) and a live direct ops
-        // whose filter only changes under direct_mutex; both only read.
-        let new = unsafe {
-            bindings::rftrace_shim_direct_table_without(
-                HashRef::ptr_of(table.current()),
-                ops.as_ptr(),
-                c_word(addr),
-            )
-        };
+        let new = rftrace_shim_direct_table_without(table.current(), ops.direct(direct), c_word(addr));
         let retired = NewTable::from_alloc(new).map(|new| table.install(new).keep());
         (ret, waits, retired.ok())
     });
@@ -422,7 +546,7 @@ pub(crate) fn retarget_claims(
     ops: CallOps<'_>,
     old: Option<HashRef<'_>>,
     new: Option<HashRef<'_>>,
-    _direct: &DirectLocked,
+    direct: &DirectLocked,
 ) -> Result {
     let mut later = KVVec::new();
     FtraceLocked::with(|lock| {
@@ -438,10 +562,7 @@ pub(crate) fn retarget_claims(
         )
     })?;
     for ip in later {
-        // SAFETY: `ops` is live and direct_mutex is held, under which 7.2
-        // asks a direct ops too.
-        let answer = unsafe { crate::kside::env::share_ipmodify_self_unlocked(ops.as_ptr(), ip) };
-        ipmodify::share_answer(answer)?;
+        ipmodify::share_answer(ops.direct(direct).share_ipmodify_self(ip))?;
     }
     Ok(())
 }
@@ -511,16 +632,7 @@ pub(crate) fn modify(ops: CallOps<'_>, addr: u64, lock: bool) -> Result {
         retarget_claims(ops, Some(filter), Some(filter), direct)?;
         FtraceLocked::with(|lock| {
             let table = Table::of(direct);
-            // SAFETY: the table under direct_mutex and the ops' filter
-            // under ftrace_lock; only the targets of the table's entries
-            // for the ops' functions are written, one word each.
-            unsafe {
-                bindings::rftrace_shim_direct_retarget(
-                    HashRef::ptr_of(table.current()),
-                    filter.as_ptr(),
-                    c_word(addr),
-                )
-            };
+            retarget(table.current(), filter, addr, direct, lock);
             ops.locked(lock).set_direct_call(addr);
         });
         drop(stub);
@@ -561,12 +673,12 @@ pub(crate) fn batch_add(ops: CallOps<'_>, hash: HashRef<'_>) -> Result {
                 }
             }
             let new_filter =
-                match NewTable::from_alloc(shim::ftrace_c_direct_hash_add(old_filter, hash)) {
+                match NewTable::from_alloc(ftrace_c_direct_hash_add(old_filter, hash)) {
                     Ok(f) => f,
                     Err(e) => return (Err(e), None, false),
                 };
             let new_table =
-                match NewTable::from_alloc(shim::ftrace_c_direct_hash_add(table.current(), hash)) {
+                match NewTable::from_alloc(ftrace_c_direct_hash_add(table.current(), hash)) {
                     Ok(t) => t,
                     Err(e) => return (Err(e), None, false),
                 };
@@ -645,11 +757,11 @@ pub(crate) fn batch_del(ops: CallOps<'_>, hash: HashRef<'_>) -> Result {
         // Each function of `hash` is in both (checked above for the table;
         // the ops traces its table entries).
         let new_filter =
-            match NewTable::from_alloc(shim::ftrace_c_direct_hash_sub(old_filter, hash)) {
+            match NewTable::from_alloc(ftrace_c_direct_hash_sub(old_filter, hash)) {
                 Ok(f) => f,
                 Err(e) => return (Err(e), None, None),
             };
-        let new_table = match NewTable::from_alloc(shim::ftrace_c_direct_hash_sub(now, hash)) {
+        let new_table = match NewTable::from_alloc(ftrace_c_direct_hash_sub(now, hash)) {
             Ok(t) => t,
             Err(e) => return (Err(e), None, None),
         };
@@ -709,18 +821,7 @@ pub(crate) fn batch_mod(ops: CallOps<'_>, hash: HashRef<'_>, lock: bool) -> Resu
         // `hash`, which stays live for the call (`HashRef`).
         let stub = Stub::start(unsafe { bindings::ftrace_c_direct_batch_tmp_ops(hash.as_ptr()) })?;
         retarget_claims(ops, filter, filter, direct)?;
-        FtraceLocked::with(|_lock| {
-            // SAFETY: the table under direct_mutex; only the targets of
-            // its entries for the functions of `hash` are written, one
-            // word each, while the stub holds their sites on the list.
-            unsafe {
-                bindings::rftrace_shim_direct_retarget(
-                    HashRef::ptr_of(table.current()),
-                    hash.as_ptr(),
-                    0,
-                )
-            }
-        });
+        FtraceLocked::with(|lock| retarget(table.current(), hash, 0, direct, lock));
         drop(stub);
         bump(&STATS.direct_retargeted, 1);
         Ok(())

@@ -138,6 +138,10 @@ unsafe extern "C" {
     pub(crate) safe fn ftrace_c_get_addr_new(rec: Rec<'_>) -> c_ulong;
     /// 7.2's choice of the address `rec` calls now.
     pub(crate) safe fn ftrace_c_get_addr_curr(rec: Rec<'_>) -> c_ulong;
+    /// The target the direct-functions table gives `ip`, 0 for none
+    /// (`ftrace_find_rec_direct()`, which reads the table with preemption
+    /// disabled, so the table it reads is not freed under it).
+    pub(crate) safe fn rftrace_shim_direct(ip: c_ulong) -> c_ulong;
     /// 7.2's single ops on `rec`, or null.
     pub(crate) safe fn ftrace_c_find_unique_ops(rec: Rec<'_>) -> *mut bindings::ftrace_ops;
     /// The text the call sites of `module` may point into: four addresses
@@ -186,6 +190,11 @@ crate::kside::abi::same_prototype!(
     bindings::ftrace_c_get_addr_curr,
     ftrace_c_get_addr_curr,
     fn(Rec<'static>) -> c_ulong
+);
+crate::kside::abi::same_prototype!(
+    bindings::rftrace_shim_direct,
+    rftrace_shim_direct,
+    fn(c_ulong) -> c_ulong
 );
 crate::kside::abi::same_prototype!(
     bindings::ftrace_c_find_unique_ops,
@@ -356,6 +365,7 @@ pub(crate) struct CallOps<'c> {
 
 crate::kside::abi::lowered_as!(
     Option<CallOps<'static>> => *mut bindings::ftrace_ops,
+    CallOps<'static> => *mut bindings::ftrace_ops,
     Ops<'static> => *mut bindings::ftrace_ops,
     ListOps<'static> => *mut bindings::ftrace_ops,
     Rec<'static> => *mut bindings::dyn_ftrace,
@@ -371,6 +381,20 @@ impl<'c> CallOps<'c> {
         // INVARIANT: live for `'c`, which outlives `'a`, and `_lock`
         // proves ftrace_lock for `'a`.
         Ops {
+            ptr: self.ptr,
+            _lock: PhantomData,
+        }
+    }
+
+    /// The ops under `direct_mutex`.
+    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+    pub(crate) fn direct<'d>(self, _direct: &'d crate::kside::lock::DirectLocked) -> DirectOps<'d>
+    where
+        'c: 'd,
+    {
+        // INVARIANT: live for `'c`, which outlives `'d`, and `_direct`
+        // proves direct_mutex for `'d`.
+        DirectOps {
             ptr: self.ptr,
             _lock: PhantomData,
         }
@@ -427,19 +451,24 @@ impl<'a> Ops<'a> {
 
     /// What the accounting needs to know about the ops.
     pub(crate) fn props(self) -> OpsProps {
-        let ops = self.ptr.as_ptr();
-        // SAFETY: by the type invariants the ops is live; its flags,
-        // trampoline and func are not changed while ftrace_lock is held.
-        let (flags, trampoline, func) = unsafe { ((*ops).flags, (*ops).trampoline, (*ops).func) };
+        let fixed = self.fixed();
         let get_func = ftrace_ops_get_func(self);
         let addr = |f: bindings::ftrace_func_t| f.map_or(0usize, |f| f as usize);
-        let flag = |bit: u32| word(flags) & u64::from(bit) != 0;
+        let flag = |bit: u32| self.flags() & u64::from(bit) != 0;
         OpsProps {
             direct: flag(bindings::FTRACE_OPS_FL_DIRECT),
             save_regs: flag(bindings::FTRACE_OPS_FL_SAVE_REGS),
-            trampoline: trampoline != 0,
-            call_ops_ok: addr(get_func) == addr(func),
+            trampoline: fixed.trampoline != 0,
+            call_ops_ok: addr(get_func) == addr(fixed.func),
         }
+    }
+
+    /// The ops' fields that only `ftrace_lock`'s holder writes.
+    fn fixed(self) -> Fixed {
+        Fixed::of(Settled {
+            ptr: self.ptr,
+            _life: PhantomData,
+        })
     }
 
     /// The raw pointer, for C calls.
@@ -468,20 +497,20 @@ impl<'a> Ops<'a> {
 
     /// The manager of a sub-ops (`ops->managed`), if it has one.
     pub(crate) fn managed(self, lock: &'a FtraceLocked) -> Option<Ops<'a>> {
-        // SAFETY: the ops is live and ftrace_lock is held (type
-        // invariants); the link is written only under that lock.
-        let manager = unsafe { (*self.ptr.as_ptr()).managed };
         // SAFETY: a sub-ops' manager is live while the sub-ops is attached
-        // to it, which ftrace_lock keeps.
-        unsafe { Ops::from_raw(manager, lock) }
+        // to it, which ftrace_lock (held, `lock`) keeps.
+        unsafe { Ops::from_raw(self.fixed().managed, lock) }
     }
 
     /// Whether the ops has a function of its own (`ops->func` set).
     #[cfg_attr(not(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS), allow(dead_code))]
     pub(crate) fn has_func(self) -> bool {
-        // SAFETY: by the type invariants the ops is live; its function is
-        // not changed while ftrace_lock is held.
-        unsafe { (*self.ptr.as_ptr()).func }.is_some()
+        self.fixed().func.is_some()
+    }
+
+    /// The ops' trampoline, 0 for none.
+    pub(crate) fn trampoline(self) -> u64 {
+        word(self.fixed().trampoline)
     }
 
     /// Points a direct ops at a new target (`ops->direct_call`, read
@@ -502,33 +531,102 @@ impl<'a> Ops<'a> {
     /// an IPMODIFY ops (its `ops_func`, `FTRACE_OPS_CMD_ENABLE_SHARE_IPMODIFY_SELF`):
     /// 0 or an errno, or `None` if it has no `ops_func`.
     pub(crate) fn share_ipmodify_self(self, ip: u64) -> Option<c_int> {
-        // SAFETY: by the type invariants the ops is live; its fields are
-        // not changed while ftrace_lock is held.
-        unsafe { share_ipmodify_self_unlocked(self.ptr.as_ptr(), ip) }
+        Settled {
+            ptr: self.ptr,
+            _life: PhantomData,
+        }
+        .share_ipmodify_self(ip)
     }
 }
 
-/// [`Ops::share_ipmodify_self()`] on a raw ops, for the direct-call paths
-/// that ask without `ftrace_lock`.
+/// A live ops whose fields other than its flags word nobody else writes
+/// for `'a`: an [`Ops`] (`ftrace_lock` held) or a [`DirectOps`]
+/// (`direct_mutex` held, which keeps a direct ops' fields).
 ///
-/// # Safety
+/// # Invariants
 ///
-/// `ops` is a live ops whose `ops_func` nobody changes during the call
-/// (the caller holds `ftrace_lock`, or `direct_mutex` for a direct ops).
-pub(crate) unsafe fn share_ipmodify_self_unlocked(
-    ops: *mut bindings::ftrace_ops,
-    ip: u64,
-) -> Option<c_int> {
-    // SAFETY: the function contract.
-    let ask = unsafe { (*ops).ops_func }?;
-    // SAFETY: an ops' own callback, called on that ops as the kernel does.
-    Some(unsafe {
-        ask(
-            ops,
-            c_word(ip),
-            bindings::ftrace_ops_cmd_FTRACE_OPS_CMD_ENABLE_SHARE_IPMODIFY_SELF,
-        )
-    })
+/// `ptr` is a live ops for `'a`; its flags word is accessed atomically,
+/// and its other fields are written, if at all, only by the holder of the
+/// lock that makes the handle this comes from.
+#[derive(Clone, Copy)]
+struct Settled<'a> {
+    ptr: NonNull<bindings::ftrace_ops>,
+    _life: PhantomData<&'a bindings::ftrace_ops>,
+}
+
+/// The fields of an ops that [`Settled`] keeps, read once.
+struct Fixed {
+    trampoline: c_ulong,
+    func: bindings::ftrace_func_t,
+    managed: *mut bindings::ftrace_ops,
+    ops_func: bindings::ftrace_ops_func_t,
+}
+
+impl Fixed {
+    fn of(ops: Settled<'_>) -> Self {
+        let p = ops.ptr.as_ptr();
+        // SAFETY: a live ops whose fields read here nobody writes
+        // meanwhile (type invariants of `Settled`); each is read as a
+        // plain value, without a reference to the struct.
+        unsafe {
+            Fixed {
+                trampoline: ptr::addr_of!((*p).trampoline).read(),
+                func: ptr::addr_of!((*p).func).read(),
+                managed: ptr::addr_of!((*p).managed).read(),
+                ops_func: ptr::addr_of!((*p).ops_func).read(),
+            }
+        }
+    }
+}
+
+impl Settled<'_> {
+    /// [`Ops::share_ipmodify_self()`].
+    fn share_ipmodify_self(self, ip: u64) -> Option<c_int> {
+        let ask = Fixed::of(self).ops_func?;
+        // SAFETY: an ops' own callback, called on that live ops as the
+        // kernel calls it, with the lock held that keeps it.
+        Some(unsafe {
+            ask(
+                self.ptr.as_ptr(),
+                c_word(ip),
+                bindings::ftrace_ops_cmd_FTRACE_OPS_CMD_ENABLE_SHARE_IPMODIFY_SELF,
+            )
+        })
+    }
+}
+
+/// A live ops whose direct-call fields and filter `direct_mutex`, held
+/// for `'d`, keeps: only the holder writes them (`kside::direct`).
+///
+/// # Invariants
+///
+/// `ptr` is a live ops for `'d`, and `direct_mutex` is held for `'d`.
+///
+/// `#[repr(transparent)]`: the C functions that read or write a direct
+/// ops' fields under `direct_mutex` are declared safe on it
+/// (`kside::direct`).
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+pub(crate) struct DirectOps<'d> {
+    ptr: NonNull<bindings::ftrace_ops>,
+    _lock: PhantomData<&'d crate::kside::lock::DirectLocked>,
+}
+
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+crate::kside::abi::lowered_as!(DirectOps<'static> => *mut bindings::ftrace_ops);
+
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+impl DirectOps<'_> {
+    /// [`Ops::share_ipmodify_self()`], asked under `direct_mutex` as 7.2
+    /// asks a direct ops.
+    pub(crate) fn share_ipmodify_self(self, ip: u64) -> Option<c_int> {
+        Settled {
+            ptr: self.ptr,
+            _life: PhantomData,
+        }
+        .share_ipmodify_self(ip)
+    }
 }
 
 /// The questions the accounting asks about the other ops on a record,
@@ -695,9 +793,7 @@ impl<'a> ListOps<'a> {
     }
 
     fn flags(self) -> u64 {
-        // SAFETY: a live ops, not written while ftrace_lock is held (type
-        // invariants).
-        word(unsafe { (*self.ptr.as_ptr()).flags })
+        self.as_ops().flags()
     }
 
     /// The same ops as an [`Ops`] handle.
@@ -784,8 +880,7 @@ impl<'a> OpsList for KernelOpsList<'a> {
     }
 
     fn trampoline(&mut self, op: ListOps<'a>) -> u64 {
-        // SAFETY: as in `ListOps::flags()`.
-        word(unsafe { (*op.as_ptr()).trampoline })
+        op.as_ops().trampoline()
     }
 
     fn adding(&mut self, op: ListOps<'a>) -> bool {
@@ -831,9 +926,7 @@ impl Callers for KernelCallers {
     }
 
     fn direct(&mut self, ip: u64) -> u64 {
-        // SAFETY: a lookup in an RCU-protected hash, which the C side
-        // protects itself.
-        word(unsafe { bindings::rftrace_shim_direct(c_word(ip)) })
+        word(rftrace_shim_direct(c_word(ip)))
     }
 }
 

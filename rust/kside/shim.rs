@@ -22,7 +22,6 @@ use kernel::{
     bindings,
     ffi::{
         c_int,
-        c_uint,
         c_ulong, //
     },
 };
@@ -66,10 +65,6 @@ unsafe extern "C" {
     /// The flags a direct ops of the multi interface must carry.
     #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
     pub(crate) safe fn ftrace_c_direct_multi_flags() -> c_ulong;
-    /// Where the direct-functions table is published (a static's
-    /// address).
-    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-    pub(crate) safe fn ftrace_c_direct_slot() -> *mut *mut bindings::ftrace_hash;
     /// The empty direct-functions table (`EMPTY_HASH`, a static's
     /// address).
     #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
@@ -101,30 +96,6 @@ unsafe extern "C" {
         table: HashRef<'_>,
         hash: HashRef<'_>,
     ) -> bool;
-    /// A new direct-functions table `bits` wide: the entries of `table`
-    /// and, for each function of `hash`, one calling `addr` (null when out
-    /// of memory).
-    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-    pub(crate) safe fn rftrace_shim_direct_table_with(
-        table: Option<HashRef<'_>>,
-        hash: HashRef<'_>,
-        addr: c_ulong,
-        bits: c_uint,
-    ) -> *mut bindings::ftrace_hash;
-    /// 7.2's `hash_add()`: a new hash with the entries of `a` and `b`
-    /// (null when out of memory).
-    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-    pub(crate) safe fn ftrace_c_direct_hash_add(
-        a: Option<HashRef<'_>>,
-        b: HashRef<'_>,
-    ) -> *mut bindings::ftrace_hash;
-    /// 7.2's `hash_sub()`: a new hash with the entries of `a` but those of
-    /// `b` (null when out of memory, and with a warning when `a` lacks one).
-    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-    pub(crate) safe fn ftrace_c_direct_hash_sub(
-        a: HashRef<'_>,
-        b: HashRef<'_>,
-    ) -> *mut bindings::ftrace_hash;
 }
 
 same_prototype!(bindings::ftrace_kill, ftrace_kill, fn() -> ());
@@ -173,12 +144,6 @@ same_prototype!(
 );
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 same_prototype!(
-    bindings::ftrace_c_direct_slot,
-    ftrace_c_direct_slot,
-    fn() -> *mut *mut bindings::ftrace_hash
-);
-#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-same_prototype!(
     bindings::ftrace_c_direct_empty,
     ftrace_c_direct_empty,
     fn() -> *mut bindings::ftrace_hash
@@ -224,22 +189,4 @@ same_prototype!(
     bindings::rftrace_shim_direct_table_holds,
     rftrace_shim_direct_table_holds,
     fn(HashRef<'static>, HashRef<'static>) -> bool
-);
-#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-same_prototype!(
-    bindings::rftrace_shim_direct_table_with,
-    rftrace_shim_direct_table_with,
-    fn(Option<HashRef<'static>>, HashRef<'static>, c_ulong, c_uint) -> *mut bindings::ftrace_hash
-);
-#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-same_prototype!(
-    bindings::ftrace_c_direct_hash_add,
-    ftrace_c_direct_hash_add,
-    fn(Option<HashRef<'static>>, HashRef<'static>) -> *mut bindings::ftrace_hash
-);
-#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-same_prototype!(
-    bindings::ftrace_c_direct_hash_sub,
-    ftrace_c_direct_hash_sub,
-    fn(HashRef<'static>, HashRef<'static>) -> *mut bindings::ftrace_hash
 );
