@@ -72,8 +72,7 @@ static PENDING: Atomic<u64> = Atomic::new(0);
 /// there were any.
 pub(crate) fn finish(_text: &TextLocked) {
     let had = PENDING.xchg(0, Relaxed) != 0;
-    // SAFETY: text_mutex is held (`_text`), as the batching engine needs.
-    unsafe { bindings::rftrace_shim_poke_finish() };
+    crate::kside::under_lock::poke_finish(_text);
     if had {
         STATS.batches.add(1, Relaxed);
     }
@@ -101,10 +100,8 @@ fn read_text(ip: u64) -> Result<[u8; INSN_SIZE], Failure> {
 
 /// Whether the text is live: the arch prepare hook ran and the post-process
 /// hook has not (writes go into the INT3 batch, under `text_mutex`).
-fn poke_late(_lock: &FtraceLocked) -> bool {
-    // SAFETY: reads a flag the arch prepare and post-process hooks set
-    // and clear under ftrace_lock, which `_lock` proves.
-    unsafe { bindings::rftrace_shim_poke_late() }
+fn poke_late(lock: &FtraceLocked) -> bool {
+    crate::kside::under_lock::poke_late(lock)
 }
 
 /// Whether the current task holds `text_mutex` (a warning if not).
@@ -234,10 +231,12 @@ impl Arch for X86<'_> {
     }
 
     fn flush(&mut self) {
-        // SAFETY: the batched pass runs between the arch prepare and
-        // post-process hooks, with text_mutex held, as the engine requires;
-        // with nothing queued the engine does nothing.
-        unsafe { bindings::rftrace_shim_poke_finish() };
+        // Writes are queued only in the live batch (`late`), with
+        // text_mutex held, which `held()` checks (and warns if not, as
+        // the engine's lockdep check would).
+        if self.late {
+            let _ = TextLocked::held(crate::kside::under_lock::poke_finish);
+        }
         self.queued = false;
         PENDING.store(0, Relaxed);
     }
@@ -265,10 +264,7 @@ pub(crate) fn update_callback_call(text: &TextLocked, ip: u64, func: u64) -> c_i
 }
 
 fn callback_call(_text: &TextLocked, ip: u64, func: u64) -> Result<(), c_int> {
-    // SAFETY: compares an address with the shared callers' sites, and asks
-    // `is_ftrace_trampoline()`, which walks the ops list with preemption
-    // off.
-    if !unsafe { bindings::rftrace_shim_callback_site(c_word(ip)) } {
+    if !crate::kside::shim::rftrace_shim_callback_site(c_word(ip)) {
         kernel::pr_err!(
             "refusing to re-point the call at {:#x}: not a callback site of an ftrace trampoline\n",
             ip

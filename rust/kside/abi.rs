@@ -43,6 +43,10 @@ use kernel::{
     },
 };
 
+/// A C callback on each record taken out of the table, with the caller's
+/// data (`rftrace_remove_range()`).
+pub(crate) type EachRec = unsafe extern "C" fn(*mut core::ffi::c_void, *mut bindings::dyn_ftrace);
+
 /// A type of a Rust prototype of a C function and the C type it passes
 /// as: the same ABI (a `#[repr(transparent)]` view over a pointer, or
 /// `Option` of one over a non-null pointer, which is null for `None`), or
@@ -72,7 +76,7 @@ lowered_as_itself!(
     *mut *mut bindings::ftrace_hash,
     *mut bindings::ftrace_page,
     *mut *mut bindings::ftrace_page,
-    Option<unsafe extern "C" fn(*mut core::ffi::c_void, *mut bindings::dyn_ftrace)>,
+    Option<EachRec>,
     bindings::ftrace_func_t,
 );
 

@@ -142,6 +142,22 @@ unsafe extern "C" {
     /// (`ftrace_find_rec_direct()`, which reads the table with preemption
     /// disabled, so the table it reads is not freed under it).
     pub(crate) safe fn rftrace_shim_direct(ip: c_ulong) -> c_ulong;
+    /// Whether `ops` shares `global_ops`' hashes (a pointer comparison).
+    pub(crate) safe fn ftrace_c_shares_global_hash(ops: Ops<'_>) -> bool;
+    /// Initialises `ops` and `subops` if they are not yet, and gives a
+    /// null hash of either the empty one.
+    pub(crate) safe fn ftrace_c_subops_prepare(ops: Ops<'_>, subops: Ops<'_>);
+    /// The kernel's `ftrace_test_record()` on `rec` (which reaches the
+    /// core's decision): reads the record's flags.
+    #[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
+    pub(crate) safe fn ftrace_test_record(rec: Rec<'_>, enable: bool) -> c_int;
+    /// The kernel's `ftrace_update_record()` on `rec`: reads and writes
+    /// the record's flags (the core's decision).
+    #[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
+    pub(crate) safe fn ftrace_update_record(rec: Rec<'_>, enable: bool) -> c_int;
+    /// The kernel's `ftrace_get_addr_new()` on `rec` (the core's choice).
+    #[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
+    pub(crate) safe fn ftrace_get_addr_new(rec: Rec<'_>) -> c_ulong;
     /// 7.2's single ops on `rec`, or null.
     pub(crate) safe fn ftrace_c_find_unique_ops(rec: Rec<'_>) -> *mut bindings::ftrace_ops;
     /// The text the call sites of `module` may point into: four addresses
@@ -189,6 +205,31 @@ crate::kside::abi::same_prototype!(
 crate::kside::abi::same_prototype!(
     bindings::ftrace_c_get_addr_curr,
     ftrace_c_get_addr_curr,
+    fn(Rec<'static>) -> c_ulong
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_c_shares_global_hash,
+    ftrace_c_shares_global_hash,
+    fn(Ops<'static>) -> bool
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_c_subops_prepare,
+    ftrace_c_subops_prepare,
+    fn(Ops<'static>, Ops<'static>) -> ()
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_test_record,
+    ftrace_test_record,
+    fn(Rec<'static>, bool) -> c_int
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_update_record,
+    ftrace_update_record,
+    fn(Rec<'static>, bool) -> c_int
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_get_addr_new,
+    ftrace_get_addr_new,
     fn(Rec<'static>) -> c_ulong
 );
 crate::kside::abi::same_prototype!(
@@ -312,7 +353,7 @@ impl<'a> Rec<'a> {
 /// writes the global `ftrace_bug_type` on the way, which only a holder of
 /// `ftrace_lock` may do: hence `_lock`.
 pub(crate) fn c_decision(
-    _lock: &FtraceLocked,
+    lock: &FtraceLocked,
     ip: u64,
     flags: RecFlags,
     enable: bool,
@@ -322,10 +363,7 @@ pub(crate) fn c_decision(
         flags: c_word(flags.raw()),
         ..Default::default()
     };
-    // SAFETY: `copy` is a valid, exclusively owned record on our stack;
-    // `ftrace_c_check_record()` only reads and writes its flags word and
-    // the global `ftrace_bug_type`, under ftrace_lock (`_lock`).
-    let verdict = unsafe { bindings::ftrace_c_check_record(&mut copy, enable, true) };
+    let verdict = crate::kside::under_lock::check_record(lock, &mut copy, enable);
     (verdict, RecFlags::from_raw(word(copy.flags)))
 }
 

@@ -100,9 +100,7 @@ impl<'a> Modifying<'a> {
     }
 
     fn run(self, command: c_int) {
-        let _ = self.lock;
-        // SAFETY: under ftrace_lock; the update pass.
-        unsafe { bindings::ftrace_c_run_update_code(command) };
+        crate::kside::under_lock::run_update_code(self.lock, command);
         // SAFETY: as in `begin()`; clears the mark and the old hashes.
         unsafe {
             bindings::ftrace_c_modifying(
@@ -124,9 +122,7 @@ pub(crate) fn run_modify_code(ops: Ops<'_>, command: c_int, old: OldHashes, lock
 
 /// What a filter change needs to know of `op`.
 fn sharing(op: Ops<'_>) -> Sharing {
-    // SAFETY: `op` is live and ftrace_lock is held (type invariants of
-    // `Ops`); only compares its hash pointer with `global_ops`'.
-    let global_hash = unsafe { bindings::ftrace_c_shares_global_hash(op.as_ptr()) };
+    let global_hash = crate::kside::env::ftrace_c_shares_global_hash(op);
     Sharing {
         enabled: op.flags() & crate::rfcore::registry::ops_fl::ENABLED != 0,
         global_hash,

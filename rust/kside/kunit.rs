@@ -192,12 +192,9 @@ mod tests {
         // ends the test without unwinding, and the lock would stay taken.
         let seen = FtraceLocked::with(|lock| {
             with_table_record(lock, 1, |rec| {
-                // SAFETY: a record of the table, under ftrace_lock; the
-                // kernel function only reads and writes its flags.
-                let tested = unsafe { bindings::ftrace_test_record(rec.as_ptr(), true) };
+                let tested = crate::kside::env::ftrace_test_record(rec, true);
                 let untouched = rec.flags().raw();
-                // SAFETY: as above.
-                let updated = unsafe { bindings::ftrace_update_record(rec.as_ptr(), true) };
+                let updated = crate::kside::env::ftrace_update_record(rec, true);
                 (tested, untouched, updated, rec.flags().raw())
             })
         });
@@ -284,8 +281,7 @@ mod tests {
                         // The kernel's entry point reaches Rust (for a record
                         // of the table in the same state).
                         let same = with_table_record(lock, rec.flags().raw(), |rec| {
-                            // SAFETY: a record of the table, under ftrace_lock.
-                            let via_c = unsafe { bindings::ftrace_get_addr_new(rec.as_ptr()) };
+                            let via_c = crate::kside::env::ftrace_get_addr_new(rec);
                             crate::kside::env::word(via_c)
                                 == crate::kside::env::select_addr(rec, true)
                         });
@@ -993,13 +989,12 @@ fn batch_direct_cases() -> Option<u32> {
         error::code::EINVAL, //
     };
     let mut first = None;
-    // SAFETY: looks functions of the kernel up in the record table.
-    let site = |f: unsafe extern "C" fn()| unsafe {
-        bindings::ftrace_location(f as *const () as usize as _)
-    };
+    // The call sites of two functions of the kernel, looked up in the
+    // record table.
+    let site = |addr: usize| crate::kside::shim::ftrace_location(addr as _) as usize;
     let (a, b) = (
-        site(bindings::rftrace_kunit_site_a) as usize,
-        site(bindings::rftrace_kunit_site_b) as usize,
+        site(bindings::rftrace_kunit_site_a as *const () as usize),
+        site(bindings::rftrace_kunit_site_b as *const () as usize),
     );
     let t1 = bindings::rftrace_kunit_target_1 as *const () as usize;
     let t2 = bindings::rftrace_kunit_target_2 as *const () as usize;
@@ -1007,9 +1002,9 @@ fn batch_direct_cases() -> Option<u32> {
     if first.is_some() {
         return first;
     }
-    // SAFETY: reads the direct-functions table with RCU (the call takes
-    // what it needs).
-    let direct = |ip: usize| unsafe { bindings::ftrace_find_rec_direct(ip as _) } as usize;
+    // The target the direct-functions table gives a function
+    // (`ftrace_find_rec_direct()`).
+    let direct = |ip: usize| crate::kside::env::rftrace_shim_direct(ip as _) as usize;
     let (Some(a1), Some(a2), Some(b2), Some(empty)) = (
         BatchHash::of(&[(a, t1)]),
         BatchHash::of(&[(a, t2)]),

@@ -24,3 +24,4 @@ pub(crate) mod shim;
 pub(crate) mod sites;
 pub(crate) mod stats;
 pub(crate) mod subops;
+pub(crate) mod under_lock;

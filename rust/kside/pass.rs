@@ -555,8 +555,7 @@ pub(crate) fn init_groups<A: Arch>(
     let mut failed = false;
     let mut group = first;
     while let Some(g) = group {
-        // SAFETY: a plain read of a C global, under ftrace_lock.
-        if unsafe { bindings::ftrace_c_disabled() } {
+        if crate::kside::shim::ftrace_c_disabled() {
             failed = true;
             break;
         }

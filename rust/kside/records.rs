@@ -951,7 +951,7 @@ pub(crate) unsafe fn unlink_module(
 
 /// A function the C side calls on each record taken out by
 /// [`remove_range`], before it goes.
-pub(crate) type EachRec = unsafe extern "C" fn(*mut c_void, *mut bindings::dyn_ftrace);
+pub(crate) use crate::kside::abi::EachRec;
 
 /// Takes the records touching `[start, end]` out of the table (freed init
 /// text), calling `each` on each first. Groups left empty are taken out,

@@ -293,9 +293,7 @@ pub(crate) fn startup(ops: Ops<'_>, command: c_int, lock: &FtraceLocked) -> Resu
             crate::kside::env::kill(lock);
         }
     }
-    // SAFETY: under ftrace_lock; runs the update pass if there is
-    // anything to do.
-    unsafe { bindings::ftrace_c_startup_enable(command) };
+    crate::kside::under_lock::startup_enable(lock, command);
     if disabled(lock) {
         starting.abandon();
         return Err(ENODEV);
@@ -429,8 +427,7 @@ impl<'a> Stopped<'a> {
 
 impl Removing<'_> {
     fn run(self, command: c_int) {
-        // SAFETY: under ftrace_lock; the update pass.
-        unsafe { bindings::ftrace_c_run_update_code(command) };
+        crate::kside::under_lock::run_update_code(self.lock, command);
         sweep(self.lock);
         mark_removing(self.ops, false, self.lock);
     }
@@ -480,9 +477,7 @@ pub(crate) fn shutdown(
     if update {
         command |= bindings::FTRACE_UPDATE_CALLS as c_int;
     }
-    // SAFETY: under ftrace_lock; compares and notes the shared callers'
-    // function.
-    if unsafe { bindings::ftrace_c_trace_func_changed() } {
+    if crate::kside::under_lock::trace_func_changed(lock) {
         command |= bindings::FTRACE_UPDATE_TRACE_FUNC as c_int;
     }
     if command != 0 && ftrace_enabled(lock) {
@@ -583,12 +578,8 @@ pub(crate) fn trace_function(lock: &FtraceLocked) -> (u32, *mut bindings::ftrace
 
 /// The choice the kernel's C code makes from the list, for the shadow
 /// mode and KUnit.
-pub(crate) fn c_trace_function(_lock: &FtraceLocked) -> (u32, *mut bindings::ftrace_ops) {
-    let mut op = ptr::null_mut();
-    // SAFETY: under ftrace_lock (`_lock`); only reads the list and stores
-    // the ops C would pass in `op`.
-    let which = unsafe { bindings::ftrace_c_trace_function(&mut op) };
-    (which, op)
+pub(crate) fn c_trace_function(lock: &FtraceLocked) -> (u32, *mut bindings::ftrace_ops) {
+    crate::kside::under_lock::c_trace_function(lock)
 }
 
 /// `update_ftrace_function()`: sets what the shared callers call, and the

@@ -69,6 +69,16 @@ unsafe extern "C" {
     /// address).
     #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
     pub(crate) safe fn ftrace_c_direct_empty() -> *mut bindings::ftrace_hash;
+    /// Whether `ip` is a callback site of an ftrace trampoline: one of
+    /// the shared callers' sites, or in an ops' trampoline
+    /// (`is_ftrace_trampoline()`, which walks the ops list with
+    /// preemption off).
+    #[cfg(CONFIG_X86)]
+    pub(crate) safe fn rftrace_shim_callback_site(ip: c_ulong) -> bool;
+    /// The kernel's `ftrace_location()`: the call site of the function at
+    /// `ip`, 0 for none (a lookup under the RCU read lock it takes).
+    #[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
+    pub(crate) safe fn ftrace_location(ip: c_ulong) -> c_ulong;
     /// `MAX_PAGE_ORDER`.
     pub(crate) safe fn rftrace_shim_max_order() -> c_int;
     /// The address of `ftrace_caller` (or with `regs` the caller that
@@ -148,6 +158,13 @@ same_prototype!(
     ftrace_c_direct_empty,
     fn() -> *mut bindings::ftrace_hash
 );
+#[cfg(CONFIG_X86)]
+same_prototype!(
+    bindings::rftrace_shim_callback_site,
+    rftrace_shim_callback_site,
+    fn(c_ulong) -> bool
+);
+same_prototype!(bindings::ftrace_location, ftrace_location, fn(c_ulong) -> c_ulong);
 same_prototype!(
     bindings::rftrace_shim_max_order,
     rftrace_shim_max_order,

@@ -122,9 +122,7 @@ pub(crate) fn startup(
     if registry::disabled(lock) {
         return Err(ENODEV);
     }
-    // SAFETY: both live, under ftrace_lock: initialises them if they are
-    // not yet and gives null hashes the empty one.
-    unsafe { bindings::ftrace_c_subops_prepare(manager.as_ptr(), subops.as_ptr()) };
+    crate::kside::env::ftrace_c_subops_prepare(manager, subops);
     if kernel::warn_on!(subops.flags() & ops_fl::ENABLED != 0) {
         return Err(EBUSY);
     }
