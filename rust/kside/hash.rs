@@ -60,10 +60,18 @@ use crate::{
     },
 };
 
-// SAFETY: defined by the C shim with exactly these prototypes (checked
-// against bindgen's below); each only reads the ops an `Ops` proves live
-// under `ftrace_lock` (held, which the handle proves), and returns a
-// pointer it found there.
+// SAFETY: defined by the C shim or the patched `kernel/trace/ftrace.c`
+// with exactly these prototypes (checked against bindgen's below):
+// - the first two only read the ops an `Ops` proves live under
+//   `ftrace_lock` (held for `'a`, which the handle proves), and return a
+//   pointer found there; a hash slot is a pointer field of the live ops'
+//   hashes, aligned, written only under `ftrace_lock` (by the holder,
+//   with atomic stores here or plain ones in C) and read under it or with
+//   `rcu_dereference()`, so every access concurrent with the returned
+//   `Atomic` is atomic;
+// - `ftrace_c_free_hash_rcu()` takes by value a `Retired` hash nothing
+//   else frees, and frees it after an RCU grace period (not null or
+//   `EMPTY_HASH`).
 unsafe extern "C" {
     /// The filter (`no_trace` false) or notrace hash of `ops` (null for
     /// none).
@@ -73,11 +81,18 @@ unsafe extern "C" {
     ) -> *mut bindings::ftrace_hash;
     /// Where `ops` keeps its filter or notrace hash (null for an ops
     /// without hashes).
-    pub(crate) safe fn rftrace_shim_ops_hash_slot(
-        ops: Ops<'_>,
+    pub(crate) safe fn rftrace_shim_ops_hash_slot<'a>(
+        ops: Ops<'a>,
         no_trace: bool,
-    ) -> *mut *mut bindings::ftrace_hash;
+    ) -> Option<&'a Atomic<*mut bindings::ftrace_hash>>;
+    /// Frees a replaced hash after an RCU grace period.
+    safe fn ftrace_c_free_hash_rcu(hash: Retired);
 }
+
+crate::kside::abi::lowered_as!(
+    Option<&'static Atomic<*mut bindings::ftrace_hash>> => *mut *mut bindings::ftrace_hash,
+    Retired => *mut bindings::ftrace_hash,
+);
 
 crate::kside::abi::same_prototype!(
     bindings::rftrace_shim_ops_hash,
@@ -87,7 +102,12 @@ crate::kside::abi::same_prototype!(
 crate::kside::abi::same_prototype!(
     bindings::rftrace_shim_ops_hash_slot,
     rftrace_shim_ops_hash_slot,
-    fn(Ops<'static>, bool) -> *mut *mut bindings::ftrace_hash
+    fn(Ops<'static>, bool) -> Option<&'static Atomic<*mut bindings::ftrace_hash>>
+);
+crate::kside::abi::same_prototype!(
+    bindings::ftrace_c_free_hash_rcu,
+    ftrace_c_free_hash_rcu,
+    fn(Retired) -> ()
 );
 
 impl HashRef<'_> {
@@ -278,7 +298,7 @@ impl<'a> Fresh<'a> {
 /// was reached with, so it cannot outlive the lock).
 #[must_use = "an installed hash must be kept or undone"]
 pub(crate) struct Installed<'a> {
-    slot: *mut *mut bindings::ftrace_hash,
+    slot: &'a Atomic<*mut bindings::ftrace_hash>,
     new: *mut bindings::ftrace_hash,
     old: *mut bindings::ftrace_hash,
     _lock: PhantomData<&'a FtraceLocked>,
@@ -293,10 +313,7 @@ impl Installed<'_> {
     /// The change is undone: the replaced hash goes back, and the one
     /// that was installed is to be freed.
     pub(crate) fn undo(self) -> Retired {
-        // SAFETY: the slot of a live ops, under ftrace_lock (type
-        // invariants); its lockless readers use `rcu_dereference()`.
-        let at = unsafe { Atomic::from_ptr(self.slot) };
-        at.store(self.old, Release);
+        self.slot.store(self.old, Release);
         Retired(self.new)
     }
 }
@@ -310,7 +327,7 @@ impl Installed<'_> {
 /// `ptr` points at a hash pointer of a live ops, written only under
 /// `ftrace_lock`, which is held for `'a`.
 pub(crate) struct HashSlot<'a> {
-    ptr: *mut *mut bindings::ftrace_hash,
+    ptr: &'a Atomic<*mut bindings::ftrace_hash>,
     _lock: PhantomData<&'a FtraceLocked>,
 }
 
@@ -318,9 +335,8 @@ impl<'a> HashSlot<'a> {
     /// The filter (`notrace` false) or notrace hash slot of `ops`; `None`
     /// for an ops without hashes.
     pub(crate) fn of_ops(ops: Ops<'a>, notrace: bool) -> Option<Self> {
-        let ptr = rftrace_shim_ops_hash_slot(ops, notrace);
         // INVARIANT: a field of the live ops' hashes, under ftrace_lock.
-        (!ptr.is_null()).then_some(HashSlot {
+        rftrace_shim_ops_hash_slot(ops, notrace).map(|ptr| HashSlot {
             ptr,
             _lock: PhantomData,
         })
@@ -329,18 +345,14 @@ impl<'a> HashSlot<'a> {
     /// Puts `new` in the slot (a release store, for the RCU readers) and
     /// returns what it held.
     fn swap(&self, new: *mut bindings::ftrace_hash) -> *mut bindings::ftrace_hash {
-        // SAFETY: a hash pointer of a live ops, written only under
-        // ftrace_lock, held for `'a` (type invariants); its lockless
-        // readers use `rcu_dereference()`.
-        let at = unsafe { Atomic::from_ptr(self.ptr) };
-        let old = at.load(Relaxed);
-        at.store(new, Release);
+        let old = self.ptr.load(Relaxed);
+        self.ptr.store(new, Release);
         old
     }
 
     /// The slot's address, to compare with one C passed.
     pub(crate) fn as_ptr(&self) -> *mut *mut bindings::ftrace_hash {
-        self.ptr
+        self.ptr.as_ptr()
     }
 }
 
@@ -352,15 +364,14 @@ impl<'a> HashSlot<'a> {
 /// The hash was published in a slot, is no longer, and nothing else frees
 /// it.
 #[must_use = "a replaced hash must be freed after a grace period"]
+#[repr(transparent)]
 pub(crate) struct Retired(*mut bindings::ftrace_hash);
 
 impl Retired {
     /// Frees the hash once no reader can be on it
     /// (`free_ftrace_hash_rcu()`).
     pub(crate) fn free_after_grace_period(self) {
-        // SAFETY: ours alone to free (type invariants); call_rcu() waits
-        // for its readers, and null or `EMPTY_HASH` is not freed.
-        unsafe { bindings::ftrace_c_free_hash_rcu(self.0) };
+        ftrace_c_free_hash_rcu(self);
     }
 
     /// Frees the hash now (`free_ftrace_hash()`), as 7.2 does with the
