@@ -64,8 +64,7 @@ use crate::{
     kside::env::{
         c_word,
         CallOps,
-        DirectOps,
-        Ops, //
+        DirectOps, //
     },
     kside::hash::KHash,
     kside::ipmodify,
@@ -567,43 +566,147 @@ pub(crate) fn retarget_claims(
     Ok(())
 }
 
-/// A stub ops started over some functions so that their sites go through
-/// the list function while their targets change; stopped on drop.
+/// C's static stub ops, started over some functions so that their sites
+/// go through the list function while their targets change.
 ///
-/// # Invariants
-///
-/// `.0` is C's static stub ops, started by [`Stub::start()`].
-struct Stub(*mut bindings::ftrace_ops);
+/// An inner module: the stub can be registered only by
+/// [`stub::with_stub()`], which stops it again before returning, so a
+/// registered stub never outlives the hash it reads (no value whose drop
+/// would stop it, and which could be forgotten).
+mod stub {
+    use core::{
+        marker::PhantomData,
+        ptr::NonNull, //
+    };
 
-impl Stub {
-    /// Starts `tmp`, the static stub ops C just set up.
-    fn start(tmp: *mut bindings::ftrace_ops) -> Result<Self> {
-        // SAFETY: C's static stub ops, live forever and set up for this;
-        // takes ftrace_lock itself, not held here.
-        to_result(unsafe { bindings::ftrace_c_direct_register(tmp) })?;
-        // INVARIANT: started just now.
-        Ok(Stub(tmp))
+    use kernel::{
+        bindings,
+        error::{
+            to_result,
+            Result, //
+        },
+        ffi::{
+            c_int,
+            c_ulong, //
+        },
+    };
+
+    use crate::kside::{
+        abi::HashRef,
+        env::DirectOps,
+        lock::DirectLocked, //
+    };
+
+    /// One of C's static stub ops, set up by the C call that returned it
+    /// for the functions of a hash live for `'h`.
+    ///
+    /// # Invariants
+    ///
+    /// `ptr` is a static ops (live forever) with `FTRACE_OPS_FL_STUB`,
+    /// whose filter is a hash live and unchanged for `'h`; `direct_mutex`
+    /// is held for `'h`, which makes its holder the stub's only user.
+    ///
+    /// Made only by C: the functions below return one.
+    #[repr(transparent)]
+    #[derive(Clone, Copy)]
+    pub(super) struct StubOps<'h> {
+        ptr: NonNull<bindings::ftrace_ops>,
+        _life: PhantomData<&'h bindings::ftrace_hash>,
     }
 
-    /// The functions the stub holds (the hash C gave it).
-    fn filter(&self) -> Option<HashRef<'_>> {
-        FtraceLocked::with(|lock| {
-            // SAFETY: the static stub, live forever (type invariants).
-            let stub = unsafe { Ops::from_raw(self.0, lock) }?;
-            let filter = KHash::of_ops(stub, false).as_ptr();
-            // SAFETY: the stub's filter is the hash of the caller's call
-            // (C set it up so), unchanged while the stub runs.
-            unsafe { HashRef::from_raw(filter) }
-        })
+    crate::kside::abi::lowered_as!(StubOps<'static> => *mut bindings::ftrace_ops);
+
+    // SAFETY: each function is defined by the patched
+    // `kernel/trace/ftrace.c` with exactly this prototype (checked against
+    // bindgen's below):
+    // - `ftrace_c_direct_tmp_ops()` sets up its static stub over the
+    //   hashes of the direct ops, which `direct_mutex` (held for `'d`, as
+    //   the `DirectOps` proves) keeps, and returns it;
+    // - `ftrace_c_direct_batch_tmp_ops()` sets up another static stub
+    //   over `hash`: `unsafe`, as only a holder of `direct_mutex` may use
+    //   that static;
+    // - registering and unregistering a static ops (both take
+    //   `ftrace_lock` themselves) and reading its filter touch nothing
+    //   else; a registered stub reads its hash, which `with_stub()` keeps
+    //   live by stopping the stub before it returns.
+    //
+    // The lint looks through the views' pointers into the C structs (as
+    // in `kside::env`); only pointers cross.
+    #[allow(improper_ctypes)]
+    unsafe extern "C" {
+        safe fn ftrace_c_direct_tmp_ops<'d>(ops: DirectOps<'d>, addr: c_ulong) -> StubOps<'d>;
+        fn ftrace_c_direct_batch_tmp_ops<'h>(hash: HashRef<'h>) -> StubOps<'h>;
+        #[link_name = "ftrace_c_direct_register"]
+        safe fn stub_register(stub: StubOps<'_>) -> c_int;
+        #[link_name = "ftrace_c_direct_filter"]
+        safe fn stub_filter<'h>(stub: StubOps<'h>) -> Option<HashRef<'h>>;
+        #[link_name = "unregister_ftrace_function"]
+        safe fn stub_unregister(stub: StubOps<'_>) -> c_int;
+    }
+
+    crate::kside::abi::same_prototype!(
+        bindings::ftrace_c_direct_tmp_ops,
+        ftrace_c_direct_tmp_ops,
+        fn(DirectOps<'static>, c_ulong) -> StubOps<'static>
+    );
+    crate::kside::abi::same_prototype!(
+        bindings::ftrace_c_direct_batch_tmp_ops,
+        ftrace_c_direct_batch_tmp_ops,
+        fn(HashRef<'static>) -> StubOps<'static>
+    );
+    crate::kside::abi::same_prototype!(
+        bindings::ftrace_c_direct_register,
+        stub_register,
+        fn(StubOps<'static>) -> c_int
+    );
+    crate::kside::abi::same_prototype!(
+        bindings::ftrace_c_direct_filter,
+        stub_filter,
+        fn(StubOps<'static>) -> Option<HashRef<'static>>
+    );
+    crate::kside::abi::same_prototype!(
+        bindings::unregister_ftrace_function,
+        stub_unregister,
+        fn(StubOps<'static>) -> c_int
+    );
+
+    /// The stub over the functions of the direct ops `ops`, for a change
+    /// of its target to `addr`.
+    pub(super) fn of_direct<'d>(ops: DirectOps<'d>, addr: u64) -> StubOps<'d> {
+        ftrace_c_direct_tmp_ops(ops, crate::kside::env::c_word(addr))
+    }
+
+    /// The stub over the functions of `hash`.
+    pub(super) fn of_hash<'h>(hash: HashRef<'h>, _direct: &'h DirectLocked) -> StubOps<'h> {
+        // SAFETY: direct_mutex is held for `'h` (`_direct`), which makes
+        // the caller the static stub's only user; `hash` is live for `'h`.
+        unsafe { ftrace_c_direct_batch_tmp_ops(hash) }
+    }
+
+    /// Starts `stub`, runs `f` with the functions it holds, and stops it
+    /// (a static ops: nothing waits) before returning `f`'s answer.
+    pub(super) fn with_stub<R>(
+        stub: StubOps<'_>,
+        f: impl FnOnce(Option<HashRef<'_>>) -> Result<R>,
+    ) -> Result<R> {
+        to_result(stub_register(stub))?;
+        let answer = f(stub_filter(stub));
+        stub_unregister(stub);
+        answer
     }
 }
 
-impl Drop for Stub {
-    fn drop(&mut self) {
-        // SAFETY: the stub started by `start()`; a static ops, so nothing
-        // waits; takes ftrace_lock itself.
-        unsafe { bindings::unregister_ftrace_function(self.0) };
-    }
+/// Gives the enabled direct ops `ops` a copy of `filter` as its filter,
+/// under `ftrace_lock` (taken here), and updates its sites; 0 or an
+/// errno.
+fn update_filter(ops: CallOps<'_>, filter: HashRef<'_>, _direct: &DirectLocked) -> c_int {
+    FtraceLocked::with(|_lock| {
+        // SAFETY: a live ops (`CallOps`) whose filter only this module
+        // changes, under direct_mutex (held, `_direct`) and ftrace_lock
+        // (held, `_lock`); the filter is copied into the ops' slot as
+        // for any filter change (`__ftrace_hash_move_and_update_ops()`).
+        unsafe { bindings::ftrace_c_direct_update_filter(ops.as_ptr(), filter.as_ptr()) }
+    })
 }
 
 /// Runs `run` under `direct_mutex`: taken here if `take`, else the
@@ -622,20 +725,18 @@ fn under_direct_mutex(take: bool, run: impl FnOnce(&DirectLocked) -> Result) -> 
 pub(crate) fn modify(ops: CallOps<'_>, addr: u64, lock: bool) -> Result {
     admit_change(ops)?;
     let run = |direct: &DirectLocked| -> Result {
-        // SAFETY: a live ops (`CallOps`); the stub ops is C's static, set
-        // up by the call to share the ops' hashes.
-        let stub =
-            Stub::start(unsafe { bindings::ftrace_c_direct_tmp_ops(ops.as_ptr(), c_word(addr)) })?;
-        // A registered direct ops has a filter (7.2 refuses one without):
-        // a stub without one would stand for every function.
-        let filter = stub.filter().ok_or(EINVAL)?;
-        retarget_claims(ops, Some(filter), Some(filter), direct)?;
-        FtraceLocked::with(|lock| {
-            let table = Table::of(direct);
-            retarget(table.current(), filter, addr, direct, lock);
-            ops.locked(lock).set_direct_call(addr);
-        });
-        drop(stub);
+        stub::with_stub(stub::of_direct(ops.direct(direct), addr), |filter| {
+            // A registered direct ops has a filter (7.2 refuses one
+            // without): a stub without one would stand for every function.
+            let filter = filter.ok_or(EINVAL)?;
+            retarget_claims(ops, Some(filter), Some(filter), direct)?;
+            FtraceLocked::with(|lock| {
+                let table = Table::of(direct);
+                retarget(table.current(), filter, addr, direct, lock);
+                ops.locked(lock).set_direct_call(addr);
+            });
+            Ok(())
+        })?;
         bump(&STATS.direct_retargeted, 1);
         Ok(())
     };
@@ -708,13 +809,7 @@ pub(crate) fn batch_add(ops: CallOps<'_>, hash: HashRef<'_>) -> Result {
                 }
                 ret
             } else {
-                // SAFETY: a live, enabled ops; the filter is copied.
-                FtraceLocked::with(|_lock| unsafe {
-                    bindings::ftrace_c_direct_update_filter(
-                        ops.as_ptr(),
-                        new_filter.view().as_ptr(),
-                    )
-                })
+                update_filter(ops, new_filter.view(), direct)
             };
             let retired = if ret == 0 {
                 installed.keep()
@@ -771,10 +866,7 @@ pub(crate) fn batch_del(ops: CallOps<'_>, hash: HashRef<'_>) -> Result {
             waits = Some(w);
             ret
         } else {
-            // SAFETY: a live, enabled ops; the filter is copied.
-            FtraceLocked::with(|_lock| unsafe {
-                bindings::ftrace_c_direct_update_filter(ops.as_ptr(), new_filter.view().as_ptr())
-            })
+            update_filter(ops, new_filter.view(), direct)
         };
         if ret != 0 {
             // Never published: `new_table` is freed on drop.
@@ -817,12 +909,11 @@ pub(crate) fn batch_mod(ops: CallOps<'_>, hash: HashRef<'_>, lock: bool) -> Resu
         if table.is_empty() || filter.is_none() {
             return Err(EINVAL);
         }
-        // SAFETY: C's static stub, set up to cover the functions of
-        // `hash`, which stays live for the call (`HashRef`).
-        let stub = Stub::start(unsafe { bindings::ftrace_c_direct_batch_tmp_ops(hash.as_ptr()) })?;
-        retarget_claims(ops, filter, filter, direct)?;
-        FtraceLocked::with(|lock| retarget(table.current(), hash, 0, direct, lock));
-        drop(stub);
+        stub::with_stub(stub::of_hash(hash, direct), |_| {
+            retarget_claims(ops, filter, filter, direct)?;
+            FtraceLocked::with(|lock| retarget(table.current(), hash, 0, direct, lock));
+            Ok(())
+        })?;
         bump(&STATS.direct_retargeted, 1);
         Ok(())
     };

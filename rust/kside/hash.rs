@@ -427,7 +427,10 @@ fn selection_of(ops: Ops<'_>) -> Result<Selection<KHash<'_>>> {
 }
 
 /// The sub-ops of a manager, under `ftrace_lock`.
-fn subops<'a>(manager: Ops<'a>, lock: &'a FtraceLocked) -> impl Iterator<Item = Ops<'a>> {
+pub(crate) fn subops<'a>(
+    manager: Ops<'a>,
+    lock: &'a FtraceLocked,
+) -> impl Iterator<Item = Ops<'a>> {
     let mut prev: Option<Ops<'a>> = None;
     core::iter::from_fn(move || {
         let after = prev.map_or(ptr::null_mut(), |p| p.as_ptr());

@@ -57,9 +57,8 @@ fn attach(manager: Ops<'_>, subops: Ops<'_>, on: bool) {
 }
 
 /// Whether `manager` has no sub-ops.
-fn alone(manager: Ops<'_>) -> bool {
-    // SAFETY: a live manager, under ftrace_lock; only reads its list.
-    unsafe { bindings::rftrace_shim_subops_next(manager.as_ptr(), core::ptr::null_mut()) }.is_null()
+fn alone(manager: Ops<'_>, lock: &FtraceLocked) -> bool {
+    crate::kside::hash::subops(manager, lock).next().is_none()
 }
 
 /// `subops` now belongs to `manager` (or, with `None`, to none): its
@@ -126,7 +125,7 @@ pub(crate) fn startup(
     if kernel::warn_on!(subops.flags() & ops_fl::ENABLED != 0) {
         return Err(EBUSY);
     }
-    if !alone(manager) {
+    if !alone(manager, lock) {
         return follow(manager, subops, true, lock);
     }
     // The first: the manager, not started, takes the sub-ops' hashes.
@@ -186,7 +185,7 @@ pub(crate) fn shutdown(
         return Err(EINVAL);
     }
     attach(manager, subops, false);
-    if !alone(manager) {
+    if !alone(manager, lock) {
         // Back on the list, so that `follow()` takes it off again.
         attach(manager, subops, true);
         return follow(manager, subops, false, lock);
