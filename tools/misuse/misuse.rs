@@ -145,3 +145,30 @@ fn lent_forged() -> Lent<'static, u64> {
 fn hash_from_raw() -> Option<HashRef<'static>> {
     HashRef::from_raw(core::ptr::null_mut())
 }
+
+// misuse: lock-only-c-unguarded: E0603
+// A C function whose one duty is a held lock is reachable only through
+// its wrapper, which takes the proof.
+#[cfg(not(misuse_late))]
+fn lock_only_c_unguarded() {
+    crate::kside::under_lock::ftrace_c_run_update_code(0);
+}
+
+// misuse: direct-ops-forged: E0451
+// A direct ops under direct_mutex is a view only `CallOps::direct()`
+// makes, with the proof.
+#[cfg(misuse_late)]
+fn direct_ops_forged() -> env::DirectOps<'static> {
+    env::DirectOps {
+        ptr: NonNull::dangling(),
+        _lock: PhantomData,
+    }
+}
+
+// misuse: stub-outside-scope: E0603
+// The direct-call stub is registered only inside `with_stub()`, which
+// stops it before the hash it reads can go.
+#[cfg(not(misuse_late))]
+fn stub_outside_scope(ops: env::DirectOps<'static>) {
+    crate::kside::direct::stub::of_direct(ops, 0);
+}
