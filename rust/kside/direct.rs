@@ -232,7 +232,9 @@ fn retarget(
     // word of each entry written is read by the list function and the
     // update pass as a whole word, the pass under ftrace_lock (held,
     // `_lock`), so a target changes between passes, never within one.
-    unsafe { bindings::rftrace_shim_direct_retarget(HashRef::ptr_of(table), hash.as_ptr(), c_word(addr)) };
+    unsafe {
+        bindings::rftrace_shim_direct_retarget(HashRef::ptr_of(table), hash.as_ptr(), c_word(addr))
+    };
 }
 
 /// The direct-functions table's slot (`direct_functions`).
@@ -509,7 +511,8 @@ pub(crate) fn unregister(ops: CallOps<'_>, addr: u64, free_filters: bool) -> Res
     let (ret, waits, retired) = DirectLocked::with(|direct| {
         let (waits, ret) = Waits::shut_down(ops, direct);
         let table = Table::of(direct);
-        let new = rftrace_shim_direct_table_without(table.current(), ops.direct(direct), c_word(addr));
+        let new =
+            rftrace_shim_direct_table_without(table.current(), ops.direct(direct), c_word(addr));
         let retired = NewTable::from_alloc(new).map(|new| table.install(new).keep());
         (ret, waits, retired.ok())
     });
@@ -773,11 +776,11 @@ pub(crate) fn batch_add(ops: CallOps<'_>, hash: HashRef<'_>) -> Result {
                     return (Err(EINVAL), None, false);
                 }
             }
-            let new_filter =
-                match NewTable::from_alloc(ftrace_c_direct_hash_add(old_filter, hash)) {
-                    Ok(f) => f,
-                    Err(e) => return (Err(e), None, false),
-                };
+            let new_filter = match NewTable::from_alloc(ftrace_c_direct_hash_add(old_filter, hash))
+            {
+                Ok(f) => f,
+                Err(e) => return (Err(e), None, false),
+            };
             let new_table =
                 match NewTable::from_alloc(ftrace_c_direct_hash_add(table.current(), hash)) {
                     Ok(t) => t,
@@ -851,11 +854,10 @@ pub(crate) fn batch_del(ops: CallOps<'_>, hash: HashRef<'_>) -> Result {
         }
         // Each function of `hash` is in both (checked above for the table;
         // the ops traces its table entries).
-        let new_filter =
-            match NewTable::from_alloc(ftrace_c_direct_hash_sub(old_filter, hash)) {
-                Ok(f) => f,
-                Err(e) => return (Err(e), None, None),
-            };
+        let new_filter = match NewTable::from_alloc(ftrace_c_direct_hash_sub(old_filter, hash)) {
+            Ok(f) => f,
+            Err(e) => return (Err(e), None, None),
+        };
         let new_table = match NewTable::from_alloc(ftrace_c_direct_hash_sub(now, hash)) {
             Ok(t) => t,
             Err(e) => return (Err(e), None, None),

@@ -164,7 +164,11 @@ same_prototype!(
     rftrace_shim_callback_site,
     fn(c_ulong) -> bool
 );
-same_prototype!(bindings::ftrace_location, ftrace_location, fn(c_ulong) -> c_ulong);
+same_prototype!(
+    bindings::ftrace_location,
+    ftrace_location,
+    fn(c_ulong) -> c_ulong
+);
 same_prototype!(
     bindings::rftrace_shim_max_order,
     rftrace_shim_max_order,

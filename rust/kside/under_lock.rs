@@ -50,8 +50,11 @@ unsafe extern "C" {
     safe fn ftrace_c_run_update_code(command: c_int);
     safe fn ftrace_c_trace_func_changed() -> bool;
     safe fn ftrace_c_trace_function(op: &mut *mut bindings::ftrace_ops) -> u32;
-    safe fn ftrace_c_check_record(rec: &mut bindings::dyn_ftrace, enable: bool, update: bool)
-        -> c_int;
+    safe fn ftrace_c_check_record(
+        rec: &mut bindings::dyn_ftrace,
+        enable: bool,
+        update: bool,
+    ) -> c_int;
     #[cfg(CONFIG_X86)]
     safe fn rftrace_shim_poke_late() -> bool;
     #[cfg(CONFIG_X86)]
@@ -126,7 +129,11 @@ pub(crate) fn c_trace_function(_lock: &FtraceLocked) -> (u32, *mut bindings::ftr
 }
 
 /// `ftrace_check_record()` with `update` on `rec`, which the caller lends.
-pub(crate) fn check_record(_lock: &FtraceLocked, rec: &mut bindings::dyn_ftrace, enable: bool) -> c_int {
+pub(crate) fn check_record(
+    _lock: &FtraceLocked,
+    rec: &mut bindings::dyn_ftrace,
+    enable: bool,
+) -> c_int {
     ftrace_c_check_record(rec, enable, true)
 }
 
