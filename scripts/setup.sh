@@ -106,10 +106,14 @@ if ! dpkg-query -W -f='${Status}' linux-perf 2>/dev/null | grep -q 'ok installed
 		echo "setup: linux-perf not installed (see $BUILD/apt-install.log): perf-ftrace.tc will be UNSUPPORTED"
 fi
 
-# Rust: the machine's toolchain plus rust-src, and bindgen-cli with cargo install.
+# Rust: the machine's toolchain plus rust-src and clippy, and bindgen-cli with cargo install.
 if [ ! -d "$(rustc --print sysroot)/lib/rustlib/src/rust/library" ]; then
 	step "rustup: adding rust-src"
 	rustup component add rust-src
+fi
+if ! command -v clippy-driver >/dev/null; then
+	step "rustup: adding clippy (the kernel side's lint check)"
+	rustup component add clippy
 fi
 if [ ! -x "$BUILD/tools/bin/bindgen" ]; then
 	step "cargo: installing bindgen-cli $BINDGEN_VERSION (about 80 s)"

@@ -14,7 +14,8 @@
 #      kmemleak; on arm64 and riscv64: the shadow variant)
 #      and check that its compiled code calls no Rust panic
 #      (scripts/panic-check.py) and that the misuses of its types in
-#      tools/misuse/misuse.rs do not compile (scripts/misuse-check.sh)
+#      tools/misuse/misuse.rs do not compile (scripts/misuse-check.sh),
+#      and clippy with the kernel's lints is clean (kernel-clippy.sh)
 #   3. in the guest: the Rust core's KUnit tests, and a boot with the
 #      function tracer started from the command line (ftrace=function)
 #   4. in the guest: the project's own ftracetest-style tests (selftests/)
@@ -175,6 +176,14 @@ if [ "$variant" != stock ]; then
 		tail -n 1 "$mlog"; account "misuse does not compile" 1 0
 	else
 		cat "$mlog"; account "misuse does not compile" 0 1
+	fi
+	# 2d. clippy with the kernel's lint set, on this build's command.
+	step "kernel: clippy with the kernel's lints (kernel-clippy.sh)"
+	clog=$BUILD/kernel-clippy-$atag$variant.log
+	if "$top/scripts/kernel-clippy.sh" "$variant" >"$clog" 2>&1; then
+		tail -n 1 "$clog"; account "kernel clippy" 1 0
+	else
+		cat "$clog"; account "kernel clippy" 0 1
 	fi
 fi
 

@@ -99,9 +99,10 @@ fn errno(r: Refusal) -> Error {
     }
 }
 
-// SAFETY: each function is defined by the patched `kernel/trace/ftrace.c`
-// or the C shim with exactly this prototype (checked against bindgen's
-// below), and asks nothing but what its arguments' types prove:
+// Why they are `safe`: each function is defined by the patched
+// `kernel/trace/ftrace.c` or the C shim with exactly this prototype (checked
+// against bindgen's below), and asks nothing but what its arguments' types
+// prove:
 // - a `DirectOps` proves the ops live and `direct_mutex` held, under which
 //   only its holder reads or writes the ops' direct fields and filter
 //   (`ftrace_c_direct_ops()`, `ftrace_c_direct_filter()`, whose filter
@@ -619,7 +620,7 @@ mod stub {
 
     crate::kside::abi::lowered_as!(StubOps<'static> => *mut bindings::ftrace_ops);
 
-    // SAFETY: each function is defined by the patched
+    // Why they are `safe`: each function is defined by the patched
     // `kernel/trace/ftrace.c` with exactly this prototype (checked against
     // bindgen's below):
     // - `ftrace_c_direct_tmp_ops()` sets up its static stub over the

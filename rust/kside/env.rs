@@ -100,14 +100,13 @@ const _: () = {
     assert!(bindings::ftrace_bug_type_FTRACE_BUG_UPDATE as u8 == BugType::Update as u8);
 };
 
-// SAFETY: each function is defined by the C shim (`c/rftrace_shim*.c`) or
-// by the patched `kernel/trace/ftrace.c` with exactly this prototype
-// (checked against bindgen's below), and asks nothing but what its
-// arguments' types prove: it reads the ops an `Ops` or `ListOps` proves
-// live (and, under the `ftrace_lock` the handle proves held, the ops list
-// and the ops' hashes), reads the module a `Module` proves alive (or
-// nothing, for the core kernel), and writes only what its `&mut`
-// arguments lend.
+// Why they are `safe`: each function is defined by the C shim
+// (`c/rftrace_shim*.c`) or by the patched `kernel/trace/ftrace.c` with exactly
+// this prototype (checked against bindgen's below), and asks nothing but what
+// its arguments' types prove: it reads the ops an `Ops` or `ListOps` proves
+// live (and, under the `ftrace_lock` the handle proves held, the ops list and
+// the ops' hashes), reads the module a `Module` proves alive (or nothing, for
+// the core kernel), and writes only what its `&mut` arguments lend.
 //
 // The lint looks through the views' pointers into the C structs, some of
 // which hold an empty arch placeholder (`dyn_arch_ftrace` on x86_64, as in

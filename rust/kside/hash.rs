@@ -60,8 +60,9 @@ use crate::{
     },
 };
 
-// SAFETY: defined by the C shim or the patched `kernel/trace/ftrace.c`
-// with exactly these prototypes (checked against bindgen's below):
+// Why they are `safe`: defined by the C shim or the patched
+// `kernel/trace/ftrace.c` with exactly these prototypes (checked against
+// bindgen's below):
 // - the first two only read the ops an `Ops` proves live under
 //   `ftrace_lock` (held for `'a`, which the handle proves), and return a
 //   pointer found there; a hash slot is a pointer field of the live ops'

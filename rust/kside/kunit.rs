@@ -229,8 +229,8 @@ mod tests {
                 at = c.next();
             }
             // Nor a record that is not in the table.
-            let mut stray = bindings::dyn_ftrace::default();
-            let stray_found = find(&mut stray, lock).is_some();
+            let stray = bindings::dyn_ftrace::default();
+            let stray_found = find(&stray, lock).is_some();
             (stray_found, find(core::ptr::null(), lock).is_some())
         });
         // The core kernel has more records than that.
@@ -319,7 +319,7 @@ mod tests {
         for (entry, site) in [(lo, slo), (hi, shi)] {
             // SAFETY: a computation on a kernel text address (arm64 with
             // BTI reads the word at the function).
-            let c = unsafe { bindings::rftrace_shim_call_adjust(entry as _) };
+            let c = unsafe { bindings::rftrace_shim_call_adjust(entry as kernel::ffi::c_ulong) };
             assert_eq!(c as usize, site);
         }
         assert!(text.contains(lo as u64) && text.contains(hi as u64));
@@ -952,7 +952,9 @@ impl BatchHash {
         let hash = BatchHash(hash);
         for &(ip, to) in entries {
             // SAFETY: a hash of ours, published nowhere.
-            let e = unsafe { bindings::add_ftrace_hash_entry_direct(hash.0, ip as _, to as _) };
+            let e = unsafe {
+                bindings::add_ftrace_hash_entry_direct(hash.0, ip as c_ulong, to as c_ulong)
+            };
             if e.is_null() {
                 return None;
             }
@@ -991,7 +993,7 @@ fn batch_direct_cases() -> Option<u32> {
     let mut first = None;
     // The call sites of two functions of the kernel, looked up in the
     // record table.
-    let site = |addr: usize| crate::kside::shim::ftrace_location(addr as _) as usize;
+    let site = |addr: usize| crate::kside::shim::ftrace_location(addr as c_ulong) as usize;
     let (a, b) = (
         site(bindings::rftrace_kunit_site_a as *const () as usize),
         site(bindings::rftrace_kunit_site_b as *const () as usize),
@@ -1004,7 +1006,7 @@ fn batch_direct_cases() -> Option<u32> {
     }
     // The target the direct-functions table gives a function
     // (`ftrace_find_rec_direct()`).
-    let direct = |ip: usize| crate::kside::env::rftrace_shim_direct(ip as _) as usize;
+    let direct = |ip: usize| crate::kside::env::rftrace_shim_direct(ip as c_ulong) as usize;
     let (Some(a1), Some(a2), Some(b2), Some(empty)) = (
         BatchHash::of(&[(a, t1)]),
         BatchHash::of(&[(a, t2)]),

@@ -317,7 +317,7 @@ impl<'a> Group<'a> {
     /// moved, if the move is not within the group.
     #[must_use = "the length may only change if the records moved"]
     fn move_records(self, from: usize, to: usize, count: usize, _w: &WriteCap) -> bool {
-        let end = from.checked_add(count).unwrap_or(usize::MAX);
+        let end = from.saturating_add(count);
         if to > from || end > self.capacity() {
             return false;
         }
@@ -488,7 +488,7 @@ pub(crate) fn find(ptr: *const bindings::dyn_ftrace, lock: &FtraceLocked) -> Opt
         if offset / size < g.bound(usize::MAX).0 {
             // Groups do not overlap: a misaligned pointer, or one past the
             // group's records, is in no other group either.
-            if offset % size != 0 {
+            if !offset.is_multiple_of(size) {
                 return None;
             }
             return g.handle(g.len(), offset / size, lock);

@@ -134,7 +134,8 @@ impl<'a> Links for KernelLinks<'a> {
 /// What the registry knows of `ops` as it asks to join.
 fn joining(ops: Ops<'_>, lock: &FtraceLocked) -> Joining {
     let enabled = ftrace_enabled(lock);
-    let core_data = crate::kside::shim::rftrace_shim_core_data(ops.as_ptr() as usize as _);
+    let core_data =
+        crate::kside::shim::rftrace_shim_core_data(ops.as_ptr() as usize as kernel::ffi::c_ulong);
     Joining {
         flags: ops.flags(),
         ftrace_enabled: enabled,

@@ -31,14 +31,14 @@ use crate::kside::abi::{
     HashRef, //
 };
 
-// SAFETY: each function is defined by the C shim (`c/rftrace_shim*.c`) or
-// by the patched `kernel/trace/ftrace.c` with exactly this prototype
-// (checked against bindgen's below), and none has a precondition: each
-// returns a constant or an address, asks who owns a mutex, computes from
-// its argument's value alone (no memory behind it), exchanges a word
-// atomically, or reads the hashes its `HashRef` arguments name (live and
-// unchanged while the view exists: `HashRef`'s invariants), allocating
-// the hash it returns.
+// Why they are `safe`: each function is defined by the C shim
+// (`c/rftrace_shim*.c`) or by the patched `kernel/trace/ftrace.c` with exactly
+// this prototype (checked against bindgen's below), and none has a
+// precondition: each returns a constant or an address, asks who owns a mutex,
+// computes from its argument's value alone (no memory behind it), exchanges a
+// word atomically, or reads the hashes its `HashRef` arguments name (live and
+// unchanged while the view exists: `HashRef`'s invariants), allocating the
+// hash it returns.
 unsafe extern "C" {
     /// `ftrace_kill()`: stops every update until reboot (sets the C
     /// side's flags, from any context).

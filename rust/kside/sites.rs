@@ -314,6 +314,6 @@ const _: () = {
     assert!(layout::TABLE_SLOTS == bindings::RFTRACE_SITES_SLOTS as usize);
     assert!(layout::SET_LEN == bindings::RFTRACE_SET_LEN as usize);
     assert!(layout::SET_OPS == bindings::RFTRACE_SET_OPS as usize);
-    assert!(layout::HASH_MUL == bindings::RFTRACE_SITES_HASH as u64);
+    assert!(layout::HASH_MUL == bindings::RFTRACE_SITES_HASH);
     assert!(layout::LINK == 0);
 };

@@ -21,11 +21,11 @@ use crate::kside::lock::FtraceLocked;
 #[cfg(CONFIG_X86)]
 use crate::kside::lock::TextLocked;
 
-// SAFETY: each function is defined by the patched `kernel/trace/ftrace.c`
-// or the C shim with exactly this prototype (checked against bindgen's
-// below), and asks of its caller only that the lock its wrapper's proof
-// names is held: every declaration is private to this module, so only the
-// wrappers below, which take that proof, call one.
+// Why they are `safe`: each function is defined by the patched
+// `kernel/trace/ftrace.c` or the C shim with exactly this prototype (checked
+// against bindgen's below), and asks of its caller only that the lock its
+// wrapper's proof names is held: every declaration is private to this module,
+// so only the wrappers below, which take that proof, call one.
 // - `ftrace_c_startup_enable()` and `ftrace_c_run_update_code()` run the
 //   update pass (the records' new states are the Rust core's, written by
 //   its checked encoders) under `ftrace_lock`;
