@@ -144,6 +144,8 @@ step "host: every entry point is in docs/locking.md (locking-doc-check.sh)"
 host_check "locking doc" locking-doc-check.log "$top/scripts/locking-doc-check.sh"
 step "host: every deliberate break still applies (breaks-apply-check.sh)"
 host_check "breaks apply" breaks-apply-check.log "$top/scripts/breaks-apply-check.sh"
+step "host: no import cycle between the crate's modules (module-cycles.py)"
+host_check "module cycles" module-cycles.log python3 "$top/scripts/module-cycles.py"
 step "host: the README names only what exists (readme-check.sh)"
 host_check "README check" readme-check.log "$top/scripts/readme-check.sh"
 fi
