@@ -17,7 +17,7 @@
 #                  in the core's compiled code)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock instance-probes-wait-under-locks direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-set-unsorted"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock instance-probes-wait-under-locks instance-tracer-waits-under-lock direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-set-unsorted"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
@@ -52,6 +52,12 @@ break_def() { # NAME
 		BREAK_PERL='s/IS_ENABLED\(CONFIG_FTRACE_RUST_CORE\) && probe->ref == 1\)/0)/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:registry-slow-gp-instance.tc ;;
+	instance-tracer-waits-under-lock)
+		BREAK_WHAT="an instance's tracer is stopped with its grace periods waited for under trace_types_lock (as 7.2), as when the record for later cannot be allocated"
+		BREAK_FILE=/kernel/trace/ftrace.c
+		BREAK_PERL='s/\*pend = kzalloc\(sizeof\(\*pend\), GFP_KERNEL\);/*pend = NULL;/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:registry-slow-gp-instance-tracer.tc ;;
 	filter-writes-share-parser-lock)
 		BREAK_WHAT="every filter write takes the one parser_lock again (as 7.2), so a probe's removal that waits (here: none is dropped to a worker, as when its record cannot be allocated) holds up the writes of other files across its grace periods"
 		BREAK_FILE=/kernel/trace/ftrace.c
@@ -221,7 +227,7 @@ break_def() { # NAME
 	record-pointer-trusted)
 		BREAK_WHAT="a record pointer from C is taken as a record if it lies in a group, aligned or not"
 		BREAK_FILE=rust/kside/records.rs
-		BREAK_PERL='s/            if offset % size != 0 \{\n/            if offset % size != 0 \&\& size == 0 {\n/'
+		BREAK_PERL='s/            if !offset\.is_multiple_of\(size\) \{\n/            if !offset.is_multiple_of(size) \&\& size == 0 {\n/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=kunit:records_from_c_are_looked_up_first ;;
 	*) return 1 ;;
