@@ -489,9 +489,10 @@ impl<'a> Ops<'a> {
     /// What the accounting needs to know about the ops.
     pub(crate) fn props(self) -> OpsProps {
         let fixed = self.fixed();
+        let flags = self.flags();
         let get_func = ftrace_ops_get_func(self);
         let addr = |f: bindings::ftrace_func_t| f.map_or(0usize, |f| f as usize);
-        let flag = |bit: u32| self.flags() & u64::from(bit) != 0;
+        let flag = |bit: u32| flags & u64::from(bit) != 0;
         OpsProps {
             direct: flag(bindings::FTRACE_OPS_FL_DIRECT),
             save_regs: flag(bindings::FTRACE_OPS_FL_SAVE_REGS),
@@ -830,7 +831,12 @@ impl<'a> ListOps<'a> {
     }
 
     fn flags(self) -> u64 {
-        self.as_ops().flags()
+        // SAFETY: a live ops whose flags are written only under
+        // ftrace_lock, which the handle proves held (type invariants): a
+        // plain read overlaps no write. Not `Ops::flags()`: the walks read
+        // this once per ops per record, and the kernel's atomic load is an
+        // out-of-line call.
+        word(unsafe { ptr::addr_of!((*self.ptr.as_ptr()).flags).read() })
     }
 
     /// The same ops as an [`Ops`] handle.
