@@ -15,22 +15,15 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 arch_vars "$RFT_ARCH"
 variant=${1:-debug}
 [ "$RFT_ARCH" = x86_64 ] || variant=${1:-shadow}
-out=$BUILD/out-$RFT_ARCH-$variant
-cmdfile=$out/kernel/trace/rftrace/rust/.rftrace.o.cmd
-[ -f "$cmdfile" ] || die "no kernel build in $out (scripts/build-kernel.sh $variant)"
 command -v clippy-driver >/dev/null || die "no clippy-driver (rustup component add clippy)"
 
 work=$BUILD/clippy-$RFT_ARCH
 rm -rf "$work"
 mkdir -p "$work"
-cmd=$(sed -n 's/^savedcmd_kernel\/trace\/rftrace\/rust\/rftrace.o := //p' "$cmdfile")
-src=$(sed -n 's/^source_kernel\/trace\/rftrace\/rust\/rftrace.o := //p' "$cmdfile")
-case " $cmd " in *" rustc "*) ;; *) die "no rustc in the build's command" ;; esac
-cmd=${cmd/ rustc / clippy-driver }
-cmd=${cmd//"$src"/"$top/rust/rftrace.rs"}
-cmd=${cmd//--out-dir kernel\/trace\/rftrace\/rust\//--out-dir "$work/"}
-cmd=${cmd//--emit=dep-info=kernel\/trace\/rftrace\/rust\/.rftrace.o.d/--emit=dep-info="$work/x.d"}
-cmd=${cmd//--emit=obj=kernel\/trace\/rftrace\/rust\/rftrace.o/--emit=obj="$work/rftrace.o"}
+core_rustc_cmd "$variant" "$top/rust/rftrace.rs" "$work"
+out=$core_out
+case " $core_cmd " in *" rustc "*) ;; *) die "no rustc in the build's command" ;; esac
+cmd=${core_cmd/ rustc / clippy-driver }
 log=$work/clippy.log
 (cd "$out" && RUSTC_BOOTSTRAP=1 eval "$cmd -D warnings") >"$log" 2>&1
 rc=$?

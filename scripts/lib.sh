@@ -49,3 +49,21 @@ variant_vars() {
 		[ -n "$KLLVM" ] || { KLLVM=-19 KCC=clang-19; } ;;
 	esac
 }
+
+# core_rustc_cmd VARIANT SRC WORK: the rustc command the last kernel build
+# of VARIANT (arch from RFT_ARCH) compiled the core with, reading SRC
+# instead of the tree's copy and writing its outputs into WORK; sets
+# $core_out (the build directory to run it in) and $core_cmd.
+core_rustc_cmd() {
+	local variant=$1 src_new=$2 work=$3 cmdfile src
+	core_out=$BUILD/out-$RFT_ARCH-$variant
+	cmdfile=$core_out/kernel/trace/rftrace/rust/.rftrace.o.cmd
+	[ -f "$cmdfile" ] ||
+		die "no kernel build in $core_out (scripts/build-kernel.sh $variant)"
+	core_cmd=$(sed -n 's/^savedcmd_kernel\/trace\/rftrace\/rust\/rftrace.o := //p' "$cmdfile")
+	src=$(sed -n 's/^source_kernel\/trace\/rftrace\/rust\/rftrace.o := //p' "$cmdfile")
+	core_cmd=${core_cmd//"$src"/"$src_new"}
+	core_cmd=${core_cmd//--out-dir kernel\/trace\/rftrace\/rust\//--out-dir "$work/"}
+	core_cmd=${core_cmd//--emit=dep-info=kernel\/trace\/rftrace\/rust\/.rftrace.o.d/--emit=dep-info="$work/x.d"}
+	core_cmd=${core_cmd//--emit=obj=kernel\/trace\/rftrace\/rust\/rftrace.o/--emit=obj="$work/rftrace.o"}
+}

@@ -17,9 +17,6 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 arch_vars "$RFT_ARCH"
 variant=${1:-debug}
 [ "$RFT_ARCH" = x86_64 ] || variant=${1:-shadow}
-out=$BUILD/out-$RFT_ARCH-$variant
-cmdfile=$out/kernel/trace/rftrace/rust/.rftrace.o.cmd
-[ -f "$cmdfile" ] || die "no kernel build in $out (scripts/build-kernel.sh $variant)"
 
 work=$BUILD/misuse-$RFT_ARCH
 rm -rf "$work"
@@ -28,12 +25,8 @@ cp -r "$top/rust" "$work/rust"
 cp "$top/tools/misuse/misuse.rs" "$work/rust/kside/misuse.rs"
 echo "pub(crate) mod misuse;" >>"$work/rust/kside/mod.rs"
 
-cmd=$(sed -n 's/^savedcmd_kernel\/trace\/rftrace\/rust\/rftrace.o := //p' "$cmdfile")
-src=$(sed -n 's/^source_kernel\/trace\/rftrace\/rust\/rftrace.o := //p' "$cmdfile")
-cmd=${cmd//"$src"/"$work/rust/rftrace.rs"}
-cmd=${cmd//--out-dir kernel\/trace\/rftrace\/rust\//--out-dir "$work/out/"}
-cmd=${cmd//--emit=dep-info=kernel\/trace\/rftrace\/rust\/.rftrace.o.d/--emit=dep-info="$work/out/x.d"}
-cmd=${cmd//--emit=obj=kernel\/trace\/rftrace\/rust\/rftrace.o/--emit=obj="$work/out/rftrace.o"}
+core_rustc_cmd "$variant" "$work/rust/rftrace.rs" "$work/out"
+out=$core_out cmd=$core_cmd
 log=$work/rustc.log
 # The kernel build runs rustc with its unstable options allowed
 # (RUSTC_BOOTSTRAP=1, set by the kernel's Makefile).  Two runs: rustc
