@@ -12,8 +12,14 @@
  * under emulation (a task preempted and not run again for a long time),
  * made on purpose and for a bounded time.
  *
+ * With rcu=1 it holds normal RCU grace periods instead: the kthread spins
+ * inside rcu_read_lock(), at most 15 s (RCU reports a CPU stall after 21 s
+ * by default, the soft-lockup detector after 20 s), so that
+ * synchronize_rcu() lasts until it stops.  On a kernel whose RCU is not
+ * preemptible this keeps one CPU busy, as a long read-side section does.
+ *
  * Built out of tree for every kernel variant, stock included, and used by
- * selftests/rftrace/registry-slow-grace-period.tc.
+ * selftests/rftrace/registry-slow-grace-period.tc and its kin.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -23,11 +29,18 @@
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/processor.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 
 static unsigned int hold_ms = 30000;
 module_param(hold_ms, uint, 0444);
 MODULE_PARM_DESC(hold_ms, "how long to hold RCU-tasks grace periods (ms)");
+
+static bool rcu;
+module_param(rcu, bool, 0444);
+MODULE_PARM_DESC(rcu, "hold normal RCU grace periods instead (at most 15000 ms)");
+
+#define RFTRACE_HOLD_RCU_MAX_MS 15000
 
 static struct task_struct *holder;
 
@@ -35,8 +48,12 @@ static int rftrace_hold(void *unused)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(hold_ms);
 
+	if (rcu)
+		rcu_read_lock();
 	while (time_before(jiffies, end) && !kthread_should_stop())
 		cpu_relax();
+	if (rcu)
+		rcu_read_unlock();
 	pr_info("released after %u ms\n", hold_ms);
 
 	/* Sleep until the module goes. */
@@ -56,10 +73,15 @@ static int __init rftrace_hold_init(void)
 		pr_info("needs a preemptible kernel\n");
 		return -EOPNOTSUPP;
 	}
+	if (rcu && hold_ms > RFTRACE_HOLD_RCU_MAX_MS) {
+		pr_info("rcu=1 holds at most %u ms\n", RFTRACE_HOLD_RCU_MAX_MS);
+		return -EINVAL;
+	}
 	holder = kthread_run(rftrace_hold, NULL, "rftrace_hold_gp");
 	if (IS_ERR(holder))
 		return PTR_ERR(holder);
-	pr_info("holding RCU-tasks grace periods for %u ms\n", hold_ms);
+	pr_info("holding %s grace periods for %u ms\n",
+		rcu ? "RCU" : "RCU-tasks", hold_ms);
 	return 0;
 }
 
