@@ -183,6 +183,7 @@ impl VecRecords for FlatRecords {
             new: need.new.then(|| target_new(rec, flags)),
             curr: need.curr.then(|| target_curr(rec, flags)),
             unique: None,
+            set: None,
         }
     }
 

@@ -541,6 +541,7 @@ mod tests {
                 new: Some(crate::kside::env::c_select_addr(rec, true)),
                 curr: Some(crate::kside::env::c_select_addr(rec, false)),
                 unique: None,
+                set: None,
             };
             // The truth: nothing differs.
             assert!(!compare(rec, true, &right, Some(&facts)).any());
@@ -881,6 +882,7 @@ fn wrong_bytes_are_refused() -> Option<u32> {
             curr: None,
             new: Some(caller),
             unique: None,
+            set: None,
         };
         let decision = Decision {
             update: Update::MakeCall,

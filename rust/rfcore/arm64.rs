@@ -328,6 +328,10 @@ pub enum LiteralOps {
     Ops(u64),
     /// The kernel's `ftrace_list_ops`, whose function walks the ops list.
     List(ListReason),
+    /// The site's published ops set, as the `ftrace_ops` in front of its
+    /// block (its address): its function calls exactly the set's ops, so a
+    /// site with two or more ops needs no lookup of its ip.
+    Set(u64),
 }
 
 impl LiteralOps {
@@ -335,8 +339,16 @@ impl LiteralOps {
     pub const fn addr(self, nop_ops: u64, list_ops: u64) -> u64 {
         match self {
             LiteralOps::Nop => nop_ops,
-            LiteralOps::Ops(ops) => ops,
+            LiteralOps::Ops(ops) | LiteralOps::Set(ops) => ops,
             LiteralOps::List(_) => list_ops,
+        }
+    }
+
+    /// The set the literal names, if it names one.
+    pub const fn set(self) -> Option<u64> {
+        match self {
+            LiteralOps::Set(set) => Some(set),
+            _ => None,
         }
     }
 }
@@ -354,18 +366,24 @@ impl LiteralOps {
 /// - the site is not a call (no `ENABLED`, or no user): [`LiteralOps::Nop`]
 ///   (`ftrace_make_nop()` and `ftrace_init_nop()` store `ftrace_nop_ops`);
 /// - one user and `CALL_OPS_EN`: that ops;
+/// - two or more users and a published set (`set`, the address of the
+///   set's ops; not 0): [`LiteralOps::Set`];
 /// - otherwise: [`LiteralOps::List`] (`arm64_rec_get_ops()`).
 ///
 /// The `CALL_OPS` request is only as right as the accounting that set it;
 /// after a removal it follows the ops that is left (see
-/// `account::remove`).
-pub fn literal_ops(flags: RecFlags, unique: Option<u64>) -> LiteralOps {
+/// `account::remove`). A set never sets `CALL_OPS_EN`, which keeps its
+/// meaning (one ops), so the C comparator is unchanged.
+pub fn literal_ops(flags: RecFlags, unique: Option<u64>, set: Option<u64>) -> LiteralOps {
     let count = flags.count();
     if !flags.any(ENABLED) || count == 0 {
         return LiteralOps::Nop;
     }
     if count > 1 {
-        return LiteralOps::List(ListReason::Shared);
+        return match set {
+            Some(set) if set != 0 => LiteralOps::Set(set),
+            _ => LiteralOps::List(ListReason::Shared),
+        };
     }
     if !flags.any(CALL_OPS_EN) {
         return LiteralOps::List(ListReason::NotEligible);
@@ -591,8 +609,8 @@ pub fn verify_word(expected: u32, actual: u32) -> Result<(), Failure> {
 /// `plt` the ftrace PLT of the module text holding the site, if any. The
 /// `BL` reaches `facts.new` (and, for a site that calls now, `facts.curr`)
 /// as [`reach`] decides; the literal holds
-/// `literal_ops(decision.flags, facts.unique)`, the flags after the
-/// update, as 7.2's hooks see them.
+/// `literal_ops(decision.flags, facts.unique, facts.set)`, the flags after
+/// the update, as 7.2's hooks see them.
 pub fn plan_update(
     facts: &Facts,
     decision: &Decision,
@@ -604,7 +622,7 @@ pub fn plan_update(
     let ip = site.ip();
     let to = || -> Result<_, Failure> { Ok(reach(ip, facts.new_target()?, caller, plt)?) };
     let from = || -> Result<_, Failure> { Ok(reach(ip, facts.curr_target()?, caller, plt)?) };
-    let ops = || literal_ops(decision.flags, facts.unique);
+    let ops = || literal_ops(decision.flags, facts.unique, facts.set);
     let step = match decision.update {
         Update::Ignore => return Err(Failure::Encode(EncodeFault::Nothing)),
         Update::MakeCall => Step::Enable {
@@ -621,6 +639,39 @@ pub fn plan_update(
     Ok(Arm64Change {
         ip,
         plan: plan(site, step)?,
+    })
+}
+
+/// Plans a literal-only change of a site that calls now and keeps its
+/// call (its record's flags do not change: `decision.update` is
+/// [`Update::Ignore`]) but whose ops set changed: the literal to
+/// `literal_ops(decision.flags, facts.unique, facts.set)`, then the `BL` to
+/// `facts.curr` checked and left as it is (a [`Step::Modify`] to the same
+/// place).
+pub fn plan_literal(
+    facts: &Facts,
+    decision: &Decision,
+    bti: bool,
+    caller: u64,
+    plt: Option<u64>,
+) -> Result<Arm64Change, Failure> {
+    if !decision.flags.any(ENABLED) {
+        return Err(Failure::Encode(EncodeFault::Nothing));
+    }
+    let site = Site::from_ip(facts.ip, bti)?;
+    let ip = site.ip();
+    let at = reach(ip, facts.curr_target()?, caller, plt)?;
+    let ops = literal_ops(decision.flags, facts.unique, facts.set);
+    Ok(Arm64Change {
+        ip,
+        plan: plan(
+            site,
+            Step::Modify {
+                from: at,
+                to: at,
+                ops,
+            },
+        )?,
     })
 }
 

@@ -49,6 +49,7 @@
 //! first ([`plan`], [`Plan`]).
 
 use super::{
+    flags::ENABLED,
     record::{
         Decision,
         Update, //
@@ -706,8 +707,8 @@ impl Riscv64Change {
 /// `caller` is `FTRACE_ADDR`, for which the site's `auipc` was made. The
 /// `jalr` reaches `facts.new` (and, for a site that calls now,
 /// `facts.curr`) as [`reach`] decides; the literal holds
-/// `literal_ops(decision.flags, facts.unique)`, the flags after the
-/// update, as 7.2's hooks see them.
+/// `literal_ops(decision.flags, facts.unique, facts.set)`, the flags after
+/// the update, as 7.2's hooks see them.
 pub fn plan_update(
     facts: &Facts,
     decision: &Decision,
@@ -721,7 +722,7 @@ pub fn plan_update(
     let from = || -> Result<Reach, PlanError> {
         Ok(reach(ip, facts.curr.ok_or(PlanError::Unknown)?, caller)?)
     };
-    let ops = || literal_ops(decision.flags, facts.unique);
+    let ops = || literal_ops(decision.flags, facts.unique, facts.set);
     let step = match decision.update {
         Update::Ignore => return Err(PlanError::Nothing),
         Update::MakeCall => Step::Enable {
@@ -738,6 +739,37 @@ pub fn plan_update(
     Ok(Riscv64Change {
         ip,
         plan: plan(site, caller, step)?,
+    })
+}
+
+/// Plans a literal-only change of a site that calls now and keeps its
+/// call (`decision.update` is [`Update::Ignore`]) but whose ops set
+/// changed: the literal to `literal_ops(decision.flags, facts.unique,
+/// facts.set)`, then the `jalr` to `facts.curr` checked and left as it is
+/// (a [`Step::Modify`] to the same place).
+pub fn plan_literal(
+    facts: &Facts,
+    decision: &Decision,
+    caller: u64,
+) -> Result<Riscv64Change, PlanError> {
+    if !decision.flags.any(ENABLED) {
+        return Err(PlanError::Nothing);
+    }
+    let site = Site::from_ip(facts.ip)?;
+    let ip = site.ip();
+    let at = reach(ip, facts.curr.ok_or(PlanError::Unknown)?, caller)?;
+    let ops = literal_ops(decision.flags, facts.unique, facts.set);
+    Ok(Riscv64Change {
+        ip,
+        plan: plan(
+            site,
+            caller,
+            Step::Modify {
+                from: at,
+                to: at,
+                ops,
+            },
+        )?,
     })
 }
 

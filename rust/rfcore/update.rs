@@ -38,7 +38,8 @@ pub use super::fault::{
 use super::{
     flags::{
         RecFlags,
-        CALL_OPS_EN, //
+        CALL_OPS_EN,
+        ENABLED, //
     },
     record::{
         decide,
@@ -69,6 +70,10 @@ pub struct Facts {
     /// (`ftrace_find_unique_ops()`), when it was asked for and there is
     /// exactly one: what a CALL_OPS literal holds.
     pub unique: Option<u64>,
+    /// The address of the site's published ops set, as its literal names
+    /// it ([`Records::literal_set`]), when the site has two or more ops on
+    /// a `CALL_OPS` architecture and the set was asked for.
+    pub set: Option<u64>,
 }
 
 impl Facts {
@@ -88,6 +93,7 @@ impl Facts {
             new: g.new.map(|c| c.addr),
             curr: g.curr.map(|c| c.addr),
             unique: g.unique.map(addr),
+            set: None,
         }
     }
 
@@ -139,6 +145,25 @@ pub trait Arch {
     fn flush(&mut self);
     /// A rescheduling point between two records (`cond_resched()`).
     fn relax(&mut self) {}
+    /// Plans a literal-only change (`CALL_OPS` architectures): the site
+    /// calls now and keeps its call (`decision.update` is
+    /// [`Update::Ignore`], the flags do not change), but its literal must
+    /// name `facts.set`, or the list ops if that is `None`.
+    fn plan_literal(
+        &mut self,
+        facts: &Facts,
+        decision: &Decision,
+    ) -> Result<Self::Change, Failure> {
+        let _ = (facts, decision);
+        Err(Failure::Encode(EncodeFault::Nothing))
+    }
+    /// The set a change leaves the site's literal naming once written:
+    /// `None` if the change stores no literal, `Some(0)` if the literal it
+    /// stores names no set.
+    fn literal_set(change: &Self::Change) -> Option<u64> {
+        let _ = change;
+        None
+    }
 }
 
 /// A change the architecture has checked against the text: the only thing
@@ -232,6 +257,25 @@ pub trait Records {
     /// [`RecFlags::quarantined`]): once, with the failure, the update
     /// asked of it and the bytes found.
     fn quarantine(&mut self, rec: Self::Rec, update: Update, failure: &Failure);
+    /// The address the literal of the record's site is to name for the
+    /// site's published ops set (`CALL_OPS` architectures, two or more
+    /// ops), if it has one ([`Facts::set`]).
+    fn literal_set(&mut self, rec: Self::Rec) -> Option<u64> {
+        let _ = rec;
+        None
+    }
+    /// Whether the literal of the record's site names another set than
+    /// [`Records::literal_set`] says it is to name: a literal-only change
+    /// is due although the record's flags do not change.
+    fn literal_due(&mut self, rec: Self::Rec) -> bool {
+        let _ = rec;
+        false
+    }
+    /// The literal of the record's site names `set` now (0: no set), after
+    /// a change that stored it was written ([`Arch::literal_set`]).
+    fn literal_written(&mut self, rec: Self::Rec, set: u64) {
+        let _ = (rec, set);
+    }
 }
 
 /// What becomes of a record whose change failed.
@@ -302,6 +346,9 @@ pub struct Counts {
     /// Passes whose plans could not all be stored, so that the write pass
     /// walked the records and gathered again.
     pub fallbacks: u64,
+    /// Literal-only changes written: a site that keeps its call and its
+    /// flags, whose literal names another ops set.
+    pub literals: u64,
 }
 
 /// Adds one, saturating.
@@ -319,7 +366,7 @@ impl Counts {
 
     fn count(&mut self, update: Update) {
         match update {
-            Update::Ignore => {}
+            Update::Ignore => bump(&mut self.literals),
             Update::MakeCall => bump(&mut self.make_call),
             Update::ModifyCall => bump(&mut self.modify_call),
             Update::MakeNop => bump(&mut self.make_nop),
@@ -330,6 +377,15 @@ impl Counts {
 /// Whether a plan of `decision` needs the unique ops of the site.
 fn want_unique<A: Arch>(decision: &Decision) -> bool {
     A::CALL_OPS && decision.flags.any(CALL_OPS_EN)
+}
+
+/// Whether a plan of `decision` names the site's ops set in its literal:
+/// the site calls, with two or more ops, on a `CALL_OPS` architecture.
+fn want_set<A: Arch>(decision: &Decision) -> bool {
+    A::CALL_OPS
+        && decision.update != Update::MakeNop
+        && decision.flags.any(ENABLED)
+        && decision.flags.count() > 1
 }
 
 /// What a plan of `decision` needs to know about the site: the current
@@ -358,7 +414,71 @@ fn gather<R: Records, A: Arch>(
         .targets
         .saturating_add(u64::from(need.new))
         .saturating_add(u64::from(need.curr));
-    recs.gather(rec, need)
+    let mut facts = recs.gather(rec, need);
+    if want_set::<A>(decision) {
+        facts.set = recs.literal_set(rec);
+    }
+    facts
+}
+
+/// The facts of a literal-only change of `rec`, if one is due: the site
+/// calls, keeps its call and flags ([`Update::Ignore`]), and its literal
+/// names another set than the one published for it.
+fn literal_due<R: Records, A: Arch>(
+    recs: &mut R,
+    rec: R::Rec,
+    decision: &Decision,
+    counts: &mut Counts,
+) -> Option<Facts> {
+    if decision.update != Update::Ignore || !A::CALL_OPS || !decision.flags.any(ENABLED) {
+        return None;
+    }
+    if !recs.literal_due(rec) {
+        return None;
+    }
+    bump(&mut counts.gathers);
+    counts.targets = counts.targets.saturating_add(1);
+    let mut facts = recs.gather(
+        rec,
+        Need {
+            new: false,
+            curr: true,
+            unique: false,
+        },
+    );
+    facts.set = if decision.flags.count() > 1 {
+        recs.literal_set(rec)
+    } else {
+        None
+    };
+    Some(facts)
+}
+
+/// Plans and checks the change of `rec` that `decision` asks, or the
+/// literal-only change that is due; `None` if there is nothing to write.
+/// Calls the comparator hook once.
+fn plan_checked<R: Records, A: Arch>(
+    recs: &mut R,
+    arch: &mut A,
+    rec: R::Rec,
+    enable: bool,
+    decision: &Decision,
+    counts: &mut Counts,
+) -> Option<Result<Checked<A::Change>, Failure>> {
+    if decision.update == Update::Ignore {
+        recs.shadow(rec, enable, decision, None);
+        let facts = literal_due::<R, A>(recs, rec, decision, counts)?;
+        return Some(
+            arch.plan_literal(&facts, decision)
+                .and_then(|change| Checked::check(arch, change)),
+        );
+    }
+    let facts = gather::<R, A>(recs, rec, decision, counts);
+    recs.shadow(rec, enable, decision, Some(&facts));
+    Some(
+        arch.plan(&facts, decision)
+            .and_then(|change| Checked::check(arch, change)),
+    )
 }
 
 /// Takes a failed update of `rec` to its [`Verdict`]: a quarantined record
@@ -421,6 +541,9 @@ impl Writer {
         self.queued = self.queued.saturating_add(1);
         self.last_ip = ip;
         recs.store_flags(rec, decision.flags);
+        if let Some(set) = A::literal_set(change) {
+            recs.literal_written(rec, set);
+        }
         counts.count(decision.update);
         Ok(())
     }
@@ -449,15 +572,10 @@ fn check_record<R: Records, A: Arch, S: Store<R::Rec, A::Change>>(
 ) -> Result<bool, (Update, Failure)> {
     bump(&mut counts.walked);
     let decision = decide(recs.flags(rec), enable);
-    if decision.update == Update::Ignore {
-        recs.shadow(rec, enable, &decision, None);
-        return Ok(false);
-    }
-    let facts = gather::<R, A>(recs, rec, &decision, counts);
-    recs.shadow(rec, enable, &decision, Some(&facts));
-    let fail = |f| (decision.update, f);
-    let change = arch.plan(&facts, &decision).map_err(fail)?;
-    let change = Checked::check(arch, change).map_err(fail)?;
+    let change = match plan_checked(recs, arch, rec, enable, &decision, counts) {
+        None => return Ok(false),
+        Some(planned) => planned.map_err(|f| (decision.update, f))?,
+    };
     if *stored && !store.push(rec, change, decision) {
         // No room: forget the plans, pass two gathers again.
         *stored = false;
@@ -577,20 +695,25 @@ fn write_walked<R: Records, A: Arch>(
     while let Some(pos) = at {
         let rec = recs.record(pos);
         let decision = decide(recs.flags(rec), enable);
-        if decision.update != Update::Ignore {
+        let planned = if decision.update != Update::Ignore {
             let facts = gather::<R, A>(recs, rec, &decision, counts);
-            let planned = arch
-                .plan(&facts, &decision)
-                .and_then(|change| Checked::check(arch, change));
-            match planned {
-                Ok(change) => writer.write(recs, arch, rec, &change, &decision, counts)?,
-                Err(failure) => {
-                    if !failed(recs, rec, decision.update, &failure, counts) {
-                        writer.flush(arch, counts);
-                        return Err(failure);
-                    }
-                }
+            Some(
+                arch.plan(&facts, &decision)
+                    .and_then(|change| Checked::check(arch, change)),
+            )
+        } else {
+            literal_due::<R, A>(recs, rec, &decision, counts).map(|facts| {
+                arch.plan_literal(&facts, &decision)
+                    .and_then(|change| Checked::check(arch, change))
+            })
+        };
+        match planned {
+            Some(Ok(change)) => writer.write(recs, arch, rec, &change, &decision, counts)?,
+            Some(Err(failure)) if !failed(recs, rec, decision.update, &failure, counts) => {
+                writer.flush(arch, counts);
+                return Err(failure);
             }
+            _ => {}
         }
         arch.relax();
         at = recs.next(pos);
@@ -616,14 +739,40 @@ pub fn update_one<R: Records, A: Arch>(
     let decision = decide(recs.flags(rec), enable);
     if decision.update == Update::Ignore {
         recs.shadow(rec, enable, &decision, None);
-        return Ok(Update::Ignore);
+        let Some(facts) = literal_due::<R, A>(recs, rec, &decision, counts) else {
+            return Ok(Update::Ignore);
+        };
+        let result = arch
+            .plan_literal(&facts, &decision)
+            .and_then(|change| Checked::check(arch, change))
+            .and_then(|change| {
+                arch.write(&change)?;
+                if let Some(set) = A::literal_set(&change) {
+                    recs.literal_written(rec, set);
+                }
+                Ok(())
+            });
+        return match result {
+            Ok(()) => {
+                counts.count(Update::Ignore);
+                Ok(Update::Ignore)
+            }
+            Err(failure) => {
+                bump(&mut counts.failures);
+                Err(failure)
+            }
+        };
     }
     let facts = gather::<R, A>(recs, rec, &decision, counts);
     recs.shadow(rec, enable, &decision, Some(&facts));
     let result = arch.plan(&facts, &decision).and_then(|change| {
         recs.store_flags(rec, decision.flags);
         let change = Checked::check(arch, change)?;
-        arch.write(&change)
+        arch.write(&change)?;
+        if let Some(set) = A::literal_set(&change) {
+            recs.literal_written(rec, set);
+        }
+        Ok(())
     });
     match result {
         Ok(()) => {
@@ -693,14 +842,24 @@ pub fn single<R: Records, A: Arch>(
     } else {
         None
     };
+    let set = if want_set::<A>(&decision) {
+        recs.literal_set(rec)
+    } else {
+        None
+    };
     let facts = Facts {
         ip,
         flags,
         new,
         curr,
         unique,
+        set,
     };
     let change = arch.plan(&facts, &decision)?;
     let change = Checked::check(arch, change)?;
-    arch.write(&change)
+    arch.write(&change)?;
+    if let Some(set) = A::literal_set(&change) {
+        recs.literal_written(rec, set);
+    }
+    Ok(())
 }

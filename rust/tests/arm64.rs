@@ -26,6 +26,8 @@ const NOP_OPS: u64 = 0xffff_8000_8200_0100;
 const LIST_OPS: u64 = 0xffff_8000_8200_0200;
 const OPS_A: u64 = 0xffff_0000_c123_4500;
 const OPS_B: u64 = 0xffff_0000_c123_4600;
+/// The ops in front of a published set block.
+const SET_A: u64 = 0xffff_0000_c200_1008;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Kind {
@@ -434,8 +436,24 @@ fn literal_choice() {
         ),
     ];
     for (flags, unique, want) in cases {
-        assert_eq!(literal_ops(flags, unique), want, "{flags:x?} {unique:x?}");
+        assert_eq!(
+            literal_ops(flags, unique, None),
+            want,
+            "{flags:x?} {unique:x?}"
+        );
+        // A published set changes the answer only for several ops.
+        let with_set = literal_ops(flags, unique, Some(SET_A));
+        if want == LiteralOps::List(ListReason::Shared) {
+            assert_eq!(with_set, LiteralOps::Set(SET_A), "{flags:x?}");
+        } else {
+            assert_eq!(with_set, want, "{flags:x?} {unique:x?}");
+        }
+        // A set at 0 is no set.
+        assert_eq!(literal_ops(flags, unique, Some(0)), want);
     }
+    assert_eq!(LiteralOps::Set(SET_A).addr(NOP_OPS, LIST_OPS), SET_A);
+    assert_eq!(LiteralOps::Set(SET_A).set(), Some(SET_A));
+    assert_eq!(LiteralOps::Ops(OPS_A).set(), None);
     assert_eq!(LiteralOps::Nop.addr(NOP_OPS, LIST_OPS), NOP_OPS);
     assert_eq!(LiteralOps::Ops(OPS_A).addr(NOP_OPS, LIST_OPS), OPS_A);
     assert_eq!(
@@ -462,7 +480,7 @@ fn literal_choice_after_every_update() {
                 } else if single {
                     LiteralOps::Ops(OPS_B)
                 } else if after.count() > 1 {
-                    LiteralOps::List(ListReason::Shared)
+                    LiteralOps::Set(SET_A)
                 } else {
                     LiteralOps::List(ListReason::NotEligible)
                 };
@@ -471,7 +489,7 @@ fn literal_choice_after_every_update() {
                     continue;
                 }
                 assert_eq!(
-                    literal_ops(after, Some(OPS_B)),
+                    literal_ops(after, Some(OPS_B), Some(SET_A)),
                     want,
                     "{flags:x?} enable {enable} -> {after:x?}"
                 );

@@ -767,6 +767,7 @@ fn checks_and_kprobes() {
         new: Some(CALLER),
         curr: None,
         unique: Some(OPS_A),
+        set: None,
     };
     let d = decide(facts.flags, true);
     assert_eq!(d.update, Update::MakeCall);
@@ -835,6 +836,7 @@ fn plan_update_rules() {
         new: Some(new),
         curr: Some(curr),
         unique: Some(OPS_A),
+        set: None,
     };
     // A far direct trampoline: the jalr goes to the caller, the literal
     // holds the ops (whose direct_call ftrace_caller follows).

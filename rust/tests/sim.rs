@@ -1561,6 +1561,7 @@ impl VecRecords for Sim {
             new: need.new.then(|| self.addr_new(rec)),
             curr: need.curr.then(|| self.addr_curr(rec)),
             unique: None,
+            set: None,
         }
     }
 

@@ -151,6 +151,11 @@ struct Table {
     quarantines: Vec<(usize, Update, Failure)>,
     /// Problems the selection met.
     problems: u64,
+    /// The published ops set of a record's site ([`Records::literal_set`]).
+    sets: BTreeMap<usize, u64>,
+    /// The set a record's literal names, as the pass reported it written
+    /// ([`Records::literal_written`]); absent: none.
+    named: BTreeMap<usize, u64>,
 }
 
 impl Table {
@@ -203,6 +208,19 @@ impl VecRecords for Table {
     }
     fn quarantine(&mut self, rec: usize, update: Update, failure: &Failure) {
         self.quarantines.push((rec, update, *failure));
+    }
+    fn literal_set(&mut self, rec: usize) -> Option<u64> {
+        self.sets.get(&rec).copied()
+    }
+    fn literal_due(&mut self, rec: usize) -> bool {
+        self.sets.get(&rec).copied().unwrap_or(0) != self.named.get(&rec).copied().unwrap_or(0)
+    }
+    fn literal_written(&mut self, rec: usize, set: u64) {
+        if set == 0 {
+            self.named.remove(&rec);
+        } else {
+            self.named.insert(rec, set);
+        }
     }
 }
 
@@ -419,6 +437,15 @@ impl Arch for Arm64 {
     fn plan_init(&mut self, ip: u64) -> Result<Arm64Change, Failure> {
         a64::plan_init(ip, false)
     }
+    fn plan_literal(&mut self, facts: &Facts, decision: &Decision) -> Result<Arm64Change, Failure> {
+        a64::plan_literal(facts, decision, false, Self::CALLER, self.plt_for(facts.ip))
+    }
+    fn literal_set(change: &Arm64Change) -> Option<u64> {
+        change.plan.writes.iter().find_map(|w| match w {
+            Write::Literal { ops, .. } => Some(ops.set().unwrap_or(0)),
+            Write::Insn { .. } => None,
+        })
+    }
     fn call_site(entry: u64) -> Option<u64> {
         a64::call_site(entry, false)
     }
@@ -585,6 +612,8 @@ impl<A: SimArch> World<A> {
                 reports: Vec::new(),
                 quarantines: Vec::new(),
                 problems: 0,
+                sets: BTreeMap::new(),
+                named: BTreeMap::new(),
             },
             a,
             store: VecStore::default(),
@@ -1198,6 +1227,7 @@ fn x86_unencodable_target_is_refused() {
         new: Some(0),
         curr: Some(0),
         unique: None,
+        set: None,
     };
     let d = Decision {
         update: Update::MakeCall,
@@ -1768,4 +1798,145 @@ fn arm64_literals_and_reach() {
     }
     checked_pass(&mut w, false, usize::MAX);
     assert!((0..8).all(|i| lit(&w, i) == NOP_OPS));
+}
+
+// ---------------------------------------------------------------------
+// Literal-only changes: a site with two or more ops whose literal names
+// the site's published set (issue 36, arm64 and riscv64).
+
+/// Two published ops sets, as the literal names them (the `ftrace_ops` in
+/// front of a set block).
+const SET_A: u64 = 0xffff_0000_c200_1008;
+const SET_B: u64 = 0xffff_0000_c200_2008;
+
+#[test]
+fn arm64_literal_names_the_set_and_follows_it() {
+    let mut w = World::<Arm64>::kernel(3, false);
+    let ip = w.t.recs[1].ip;
+    // Two ops on the site, its set published: the pass makes the call and
+    // the literal names the set (not the list ops), and says so.
+    w.t.recs[1].flags = 2;
+    w.t.sets.insert(1, SET_A);
+    let mut counts = Counts::default();
+    assert_eq!(w.pass(true, &mut counts), Ok(()));
+    assert_eq!(counts.make_call, 1);
+    assert_eq!(counts.literals, 0);
+    let (insn, lit) = w.state(1);
+    assert_eq!(insn, w.expected(1).0);
+    assert_eq!(lit, SET_A);
+    assert_eq!(w.t.named.get(&1), Some(&SET_A));
+    // The C comparator's bits are untouched: a set is not CALL_OPS_EN.
+    assert!(!has(w.t.recs[1].flags, bit::CALL_OPS_EN));
+
+    // Nothing due: nothing read or written, no walk.
+    let gathers = w.t.gathers;
+    w.log.borrow_mut().clear();
+    let mut counts = Counts::default();
+    assert_eq!(w.pass(true, &mut counts), Ok(()));
+    assert!(!w.wrote_any());
+    assert!(w.reads().is_empty());
+    assert_eq!(w.t.gathers, gathers);
+
+    // The set changes (an ops joins, a filter moves): the flags do not, so
+    // the decision is Ignore, but the literal is due. One literal-only
+    // change: the call is checked and kept, the literal names the new set.
+    w.t.sets.insert(1, SET_B);
+    let flags = w.t.recs[1].flags;
+    w.log.borrow_mut().clear();
+    w.t.shadows.clear();
+    let mut counts = Counts::default();
+    assert_eq!(w.pass(true, &mut counts), Ok(()));
+    assert_eq!(counts.literals, 1);
+    assert_eq!(counts.patched(), 0);
+    assert_eq!(counts.gathers, 1);
+    assert_eq!(w.t.recs[1].flags, flags);
+    assert_eq!(w.state(1), (insn, SET_B));
+    assert_eq!(w.t.named.get(&1), Some(&SET_B));
+    assert_eq!(w.reads(), [ip]);
+    // The comparator saw an Ignore without facts, as C decides it.
+    assert!(w
+        .t
+        .shadows
+        .iter()
+        .all(|(_, _, d, f)| d.update == Update::Ignore && f.is_none()));
+
+    // The set is gone (the table cleared): back to the list ops.
+    w.t.sets.remove(&1);
+    let mut counts = Counts::default();
+    assert_eq!(w.pass(true, &mut counts), Ok(()));
+    assert_eq!(counts.literals, 1);
+    assert_eq!(w.state(1), (insn, LIST_OPS));
+    assert_eq!(w.t.named.get(&1), None);
+}
+
+#[test]
+fn arm64_literal_only_change_checks_the_call() {
+    let mut w = World::<Arm64>::kernel(3, false);
+    let ip = w.t.recs[2].ip;
+    w.t.recs[2].flags = 3;
+    w.t.sets.insert(2, SET_A);
+    let mut counts = Counts::default();
+    assert_eq!(w.pass(true, &mut counts), Ok(()));
+    assert_eq!(w.state(2).1, SET_A);
+
+    // A wrong word where the call must be: refused with both words,
+    // nothing written (the literal still names the old set).
+    let (want, found) = w.a.corrupt(ip, 1);
+    w.t.sets.insert(2, SET_B);
+    w.log.borrow_mut().clear();
+    let mut counts = Counts::default();
+    let f = w.pass(true, &mut counts);
+    assert_eq!(
+        f,
+        Err(Failure::Mismatch {
+            expected: want,
+            actual: found
+        })
+    );
+    assert!(!w.wrote_any());
+    assert_eq!(w.state(2).1, SET_A);
+    assert_eq!(w.t.named.get(&2), Some(&SET_A));
+    assert_eq!(w.t.reports.len(), 1);
+    assert_eq!(w.t.reports[0].1, Update::Ignore);
+}
+
+#[test]
+fn arm64_update_one_writes_a_due_literal() {
+    let mut w = World::<Arm64>::kernel(2, false);
+    w.t.recs[0].flags = 2;
+    w.t.sets.insert(0, SET_A);
+    let mut counts = Counts::default();
+    assert_eq!(
+        update_one(&mut Walk(&mut w.t), &mut w.a, 0, true, &mut counts),
+        Ok(Update::MakeCall)
+    );
+    w.a.flush();
+    assert_eq!(w.state(0).1, SET_A);
+    w.t.sets.insert(0, SET_B);
+    let mut counts = Counts::default();
+    assert_eq!(
+        update_one(&mut Walk(&mut w.t), &mut w.a, 0, true, &mut counts),
+        Ok(Update::Ignore)
+    );
+    w.a.flush();
+    assert_eq!(counts.literals, 1);
+    assert_eq!(w.state(0).1, SET_B);
+    assert_eq!(w.t.named.get(&0), Some(&SET_B));
+}
+
+#[test]
+fn x86_has_no_literal_to_change() {
+    // Sets exist on x86 too (the list function looks them up), but no
+    // site names one: the pass never asks whether a literal is due.
+    let mut w = World::<X86>::kernel(2, false);
+    w.t.recs[0].flags = 2;
+    let mut counts = Counts::default();
+    assert_eq!(w.pass(true, &mut counts), Ok(()));
+    w.t.sets.insert(0, SET_A);
+    w.log.borrow_mut().clear();
+    let mut counts = Counts::default();
+    assert_eq!(w.pass(true, &mut counts), Ok(()));
+    assert_eq!(counts.literals, 0);
+    assert!(!w.wrote_any());
+    assert!(w.t.named.is_empty());
 }

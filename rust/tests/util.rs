@@ -127,6 +127,16 @@ pub trait VecRecords {
     fn report(&mut self, rec: usize, update: Update, failure: &Failure);
     /// [`Records::quarantine`].
     fn quarantine(&mut self, rec: usize, update: Update, failure: &Failure);
+    /// [`Records::literal_set`]; no sets by default.
+    fn literal_set(&mut self, _rec: usize) -> Option<u64> {
+        None
+    }
+    /// [`Records::literal_due`]; never by default.
+    fn literal_due(&mut self, _rec: usize) -> bool {
+        false
+    }
+    /// [`Records::literal_written`]; nothing by default.
+    fn literal_written(&mut self, _rec: usize, _set: u64) {}
 }
 
 /// The [`Records`] of a [`VecRecords`], for one call into the update pass.
@@ -178,6 +188,18 @@ impl<T: VecRecords> Records for Walk<'_, T> {
 
     fn quarantine(&mut self, rec: usize, update: Update, failure: &Failure) {
         self.0.quarantine(rec, update, failure);
+    }
+
+    fn literal_set(&mut self, rec: usize) -> Option<u64> {
+        self.0.literal_set(rec)
+    }
+
+    fn literal_due(&mut self, rec: usize) -> bool {
+        self.0.literal_due(rec)
+    }
+
+    fn literal_written(&mut self, rec: usize, set: u64) {
+        self.0.literal_written(rec, set);
     }
 }
 
