@@ -138,6 +138,10 @@ struct SetRec<B> {
     block: Option<B>,
     /// Slots whose logical value is this set.
     refs: usize,
+    /// Sites whose per-site literal names this set (`CALL_OPS`
+    /// architectures): the set lives on until the update pass has pointed
+    /// them elsewhere.
+    lits: usize,
     /// Hash of its ops, for interning.
     hash: u64,
 }
@@ -163,6 +167,8 @@ pub struct SiteStats {
     pub tables: u64,
     /// Allocation failures (the table is then cleared for good).
     pub failures: u64,
+    /// Per-site literals naming a set (`CALL_OPS` architectures).
+    pub literals: u64,
 }
 
 /// The per-site sets of one registry.
@@ -177,12 +183,18 @@ pub struct SiteStats {
 ///   `dirty` once.
 /// - At most half of the slots hold an ip, so every probe meets an empty
 ///   slot.
+/// - `lits` has one word per slot too: the set id the site's literal names
+///   (as [`Sites::literal_written`] was told), or [`NONE`]; `lits` of a
+///   set counts the slots naming it there. A set is retired only when
+///   neither a slot's logical value nor a literal names it, and a slot
+///   whose literal names a set is kept by every rebuild.
 pub struct Sites<M: Mem> {
     mem: M,
     table: Option<M::Block>,
     bits: u32,
     used: usize,
     logical: M::Vec<u32>,
+    lits: M::Vec<u32>,
     dirty: M::Vec<u32>,
     sets: M::Vec<SetRec<M::Block>>,
     memo: M::Vec<(u32, u32)>,
@@ -211,6 +223,7 @@ impl<M: Mem> Sites<M> {
     /// An empty registry: no table, every caller walks.
     pub fn new(mem: M) -> Self {
         let logical = mem.vec();
+        let lits = mem.vec();
         let dirty = mem.vec();
         let sets = mem.vec();
         let memo = mem.vec();
@@ -222,6 +235,7 @@ impl<M: Mem> Sites<M> {
             bits: 0,
             used: 0,
             logical,
+            lits,
             dirty,
             sets,
             memo,
@@ -331,12 +345,15 @@ impl<M: Mem> Sites<M> {
     /// The site at `ip` has gone (its module's text is freed): its slot
     /// never matches again.
     pub fn forget(&mut self, ip: usize) {
-        if self.failed {
-            return;
-        }
         let Some(slot) = self.find(ip) else {
             return;
         };
+        // Its literal went with its text (a cleared registry still counts
+        // the literals that name sets).
+        self.name(slot, NONE);
+        if self.failed {
+            return;
+        }
         if self.set_value(slot, NONE).is_err() {
             return self.fail();
         }
@@ -377,6 +394,10 @@ impl<M: Mem> Sites<M> {
     /// The published set of the site at `ip`, as a reader finds it: the
     /// set's block address, or `None` (the reader walks).
     pub fn lookup(&self, ip: usize) -> Option<usize> {
+        if self.failed {
+            // Cleared: the table kept for the literals is not published.
+            return None;
+        }
         let t = self.table.as_ref()?;
         let bits = 64u32.saturating_sub(t.load(layout::TABLE_SHIFT) as u32);
         let slots = 1usize.checked_shl(bits)?;
@@ -396,6 +417,66 @@ impl<M: Mem> Sites<M> {
             i = (i.wrapping_add(1)) & slots.wrapping_sub(1);
         }
         None
+    }
+
+    /// The block address of the published set the literal of the site at
+    /// `ip` is to name (`CALL_OPS` architectures), if it has one.
+    pub fn literal_want(&self, ip: usize) -> Option<usize> {
+        let slot = self.find(ip)?;
+        if self.failed {
+            return None;
+        }
+        self.block_of(self.wanted(slot)).map(|b| b.addr())
+    }
+
+    /// Whether the literal of the site at `ip` names another set than
+    /// [`Sites::literal_want`] says: the update pass must rewrite it.
+    pub fn literal_due(&self, ip: usize) -> bool {
+        let Some(slot) = self.find(ip) else {
+            return false;
+        };
+        let want = if self.failed { NONE } else { self.wanted(slot) };
+        self.named(slot) != want
+    }
+
+    /// The literal of the site at `ip` names the set at block address
+    /// `addr` now (0: no set), as the update pass wrote it. A set no slot
+    /// and no literal names any more is retired; a literal naming a set
+    /// that is not live (it cannot be: the pass names what
+    /// [`Sites::literal_want`] gave) counts as naming none.
+    pub fn literal_written(&mut self, ip: usize, addr: usize) {
+        let Some(slot) = self.find(ip) else {
+            return;
+        };
+        let id = if addr == 0 {
+            NONE
+        } else {
+            let want = self.wanted(slot);
+            if self.block_of(want).is_some_and(|b| b.addr() == addr) {
+                want
+            } else {
+                self.sets
+                    .items()
+                    .iter()
+                    .position(|s| s.block.as_ref().is_some_and(|b| b.addr() == addr))
+                    .map_or(NONE, |i| i as u32)
+            }
+        };
+        self.name(slot, id);
+    }
+
+    /// Every site whose literal names a set, with the set's block address
+    /// (for checking against the literals themselves).
+    pub fn each_literal(&self, mut f: impl FnMut(usize, usize)) {
+        let Some(t) = &self.table else {
+            return;
+        };
+        let slots = 1usize.checked_shl(self.bits).unwrap_or(0);
+        for i in 0..slots {
+            if let Some(b) = self.block_of(self.named(i)) {
+                f(t.load(Self::slot_word(i)), b.addr());
+            }
+        }
     }
 
     /// The ops of the published set at `addr`, into `out` (cleared first).
@@ -482,9 +563,30 @@ impl<M: Mem> Sites<M> {
     /// Drops every set and the table: every caller walks. Sites traced
     /// now become unknown when next accounted (their counts no longer
     /// match), so nothing stale is ever published.
+    ///
+    /// While per-site literals name sets, those sets and the slots that
+    /// know the literals stay (the table is no longer published, so no
+    /// reader finds it): each literal is then due to go back to the list
+    /// ops ([`Sites::literal_due`]), and the last one rewritten clears the
+    /// rest.
     pub fn clear(&mut self) {
         self.walk = None;
         self.mem.publish(None);
+        if self.stats.literals != 0 {
+            let slots = self.logical.items().len();
+            for slot in 0..slots {
+                let cur = self.value(slot);
+                self.adjust(cur, false);
+                if let Some(l) = self.logical.items_mut().get_mut(slot) {
+                    *l = NONE;
+                }
+            }
+            self.dirty.clear();
+            self.memo.clear();
+            self.retire_unused();
+            self.failed = true;
+            return;
+        }
         if let Some(t) = self.table.take() {
             self.mem.retire(t);
         }
@@ -496,6 +598,7 @@ impl<M: Mem> Sites<M> {
             }
         }
         self.logical.clear();
+        self.lits.clear();
         self.dirty.clear();
         self.memo.clear();
         self.bits = 0;
@@ -508,6 +611,56 @@ impl<M: Mem> Sites<M> {
 
     fn slot_word(slot: usize) -> usize {
         layout::TABLE_SLOTS.saturating_add(slot.saturating_mul(2))
+    }
+
+    /// The set id the slot's literal names, or [`NONE`].
+    fn named(&self, slot: usize) -> u32 {
+        self.lits.items().get(slot).copied().unwrap_or(NONE)
+    }
+
+    /// The slot's literal names `id` now (or nothing: [`NONE`]): moves the
+    /// literal counts, and retires a set nothing names any more.
+    fn name(&mut self, slot: usize, id: u32) {
+        let old = self.named(slot);
+        if old == id {
+            return;
+        }
+        let Some(l) = self.lits.items_mut().get_mut(slot) else {
+            return;
+        };
+        *l = id;
+        if let Some(s) = self.sets.items_mut().get_mut(id as usize) {
+            s.lits = s.lits.saturating_add(1);
+            self.stats.literals = self.stats.literals.saturating_add(1);
+        }
+        if let Some(s) = self.sets.items_mut().get_mut(old as usize) {
+            s.lits = s.lits.saturating_sub(1);
+            self.stats.literals = self.stats.literals.saturating_sub(1);
+            if s.lits == 0 && s.refs == 0 {
+                if let Some(b) = s.block.take() {
+                    self.stats.sets = self.stats.sets.saturating_sub(1);
+                    self.stats.bytes = self.stats.bytes.saturating_sub(words_bytes(b.words()));
+                    self.stats.retired = self.stats.retired.saturating_add(1);
+                    self.mem.retire(b);
+                }
+            }
+        }
+        if self.failed && self.stats.literals == 0 {
+            // The last literal of a cleared registry has moved on.
+            self.clear();
+        }
+    }
+
+    /// The set id a site's literal is to name: its published logical set
+    /// (not one staged for the next publish) if it has two or more ops, or
+    /// [`NONE`].
+    fn wanted(&self, slot: usize) -> u32 {
+        match self.logical.items().get(slot) {
+            // A literal names a set of two or more ops: one ops is named
+            // itself, or the site goes through the list.
+            Some(&w) if w & DIRTY == 0 && w < UNKNOWN && self.len_of(w) > 1 => w,
+            _ => NONE,
+        }
     }
 
     fn value(&self, slot: usize) -> u32 {
@@ -586,7 +739,7 @@ impl<M: Mem> Sites<M> {
         };
         let mut live = 0usize;
         for i in 0..old_slots {
-            if self.value(i) != NONE {
+            if self.value(i) != NONE || self.named(i) != NONE {
                 live = live.saturating_add(1);
             }
         }
@@ -607,15 +760,19 @@ impl<M: Mem> Sites<M> {
         t.store(layout::TABLE_SHIFT, 64usize.saturating_sub(bits as usize));
         t.store(layout::TABLE_MASK, slots.wrapping_sub(1));
         let mut logical: M::Vec<u32> = self.mem.vec();
+        let mut lits: M::Vec<u32> = self.mem.vec();
         let mut dirty: M::Vec<u32> = self.mem.vec();
         logical.reserve(slots)?;
+        lits.reserve(slots)?;
         for _ in 0..slots {
             logical.push(NONE)?;
+            lits.push(NONE)?;
         }
         let mut used = 0usize;
         for i in 0..old_slots {
             let word = self.logical.items().get(i).copied().unwrap_or(NONE);
-            if word & VALUE == NONE {
+            let lit = self.named(i);
+            if word & VALUE == NONE && lit == NONE {
                 continue;
             }
             let Some(old) = &self.table else {
@@ -636,6 +793,9 @@ impl<M: Mem> Sites<M> {
                     t.store(w, ip);
                     if let Some(l) = logical.items_mut().get_mut(j) {
                         *l = word;
+                    }
+                    if let Some(l) = lits.items_mut().get_mut(j) {
+                        *l = lit;
                     }
                     if word & DIRTY != 0 {
                         dirty.push(j as u32)?;
@@ -659,6 +819,7 @@ impl<M: Mem> Sites<M> {
         self.stats.bytes = self.stats.bytes.saturating_add(words_bytes(words));
         self.stats.tables = self.stats.tables.saturating_add(1);
         self.logical = logical;
+        self.lits = lits;
         self.dirty = dirty;
         self.bits = bits;
         self.used = used;
@@ -809,6 +970,7 @@ impl<M: Mem> Sites<M> {
         let rec = SetRec {
             block: Some(b),
             refs: 0,
+            lits: 0,
             hash,
         };
         self.stats.sets = self.stats.sets.saturating_add(1);
@@ -832,10 +994,10 @@ impl<M: Mem> Sites<M> {
         Ok(id as u32)
     }
 
-    /// Retires the sets no slot names.
+    /// Retires the sets no slot and no literal names.
     fn retire_unused(&mut self) {
         for s in self.sets.items_mut() {
-            if s.refs != 0 {
+            if s.refs != 0 || s.lits != 0 {
                 continue;
             }
             if let Some(b) = s.block.take() {

@@ -440,3 +440,200 @@ fn a_module_loaded_again_and_again_reuses_its_gone_slots() {
     // have grown at 512.
     assert_eq!(w.sites.stats().tables, 1);
 }
+
+// ---------------------------------------------------------------------
+// Per-site literals naming sets (`CALL_OPS` architectures).
+
+/// What the update pass does with the literals after an operation: a site
+/// with two or more ops names its published set (or the list ops, 0, when
+/// it has none), any other site names no set. Returns how many literals
+/// were written. Checks that `literal_due` says exactly which.
+fn literal_pass(w: &mut World, lits: &mut BTreeMap<usize, usize>) -> Result<usize, String> {
+    let mut written = 0;
+    let ips: Vec<(usize, u32)> = w.count.iter().map(|(&i, &c)| (i, c)).collect();
+    for (i, c) in ips {
+        let target = if c > 1 {
+            w.sites.literal_want(i).unwrap_or(0)
+        } else {
+            0
+        };
+        let now = lits.get(&i).copied().unwrap_or(0);
+        if c > 1 && w.sites.literal_due(i) != (now != target) {
+            return Err(format!(
+                "{i:#x}: literal_due {} but the literal names {now:#x}, wants {target:#x}",
+                w.sites.literal_due(i)
+            ));
+        }
+        if now != target {
+            if target == 0 {
+                lits.remove(&i);
+            } else {
+                lits.insert(i, target);
+            }
+            w.sites.literal_written(i, target);
+            written += 1;
+        }
+    }
+    Ok(written)
+}
+
+/// No literal names a retired block, every literal of a site with a
+/// published set names that set, and the counts agree.
+fn check_literals(
+    w: &mut World,
+    lits: &BTreeMap<usize, usize>,
+    settled: bool,
+) -> Result<(), String> {
+    let retired: BTreeSet<usize> = w.sites.mem().retired.iter().map(|b| b.addr()).collect();
+    for (&i, &addr) in lits {
+        if retired.contains(&addr) {
+            return Err(format!("{i:#x}: its literal names a retired set {addr:#x}"));
+        }
+        let mut out = Vec::new();
+        if !w.sites.ops_of(addr, &mut out).unwrap() && !w.sites.failed() {
+            return Err(format!("{i:#x}: its literal names no live set"));
+        }
+        if let Some(p) = w.sites.lookup(i).filter(|_| settled) {
+            if p != addr {
+                return Err(format!("{i:#x}: literal {addr:#x}, published {p:#x}"));
+            }
+        }
+    }
+    let mut known = BTreeMap::new();
+    w.sites.each_literal(|i, a| {
+        known.insert(i, a);
+    });
+    if &known != lits {
+        return Err(format!(
+            "the sites know {known:x?}, the literals are {lits:x?}"
+        ));
+    }
+    if w.sites.stats().literals != lits.len() as u64 {
+        return Err(format!(
+            "{} literals counted, {} named",
+            w.sites.stats().literals,
+            lits.len()
+        ));
+    }
+    Ok(())
+}
+
+fn run_literal_case(seed: u64, steps: usize) -> Result<usize, String> {
+    let mut rng = Rng::new(seed);
+    let nrec = 30 + rng.below(200) as usize;
+    let mut w = World::new(nrec);
+    let mut lits = BTreeMap::new();
+    let mut written = 0;
+    for step in 0..steps {
+        let e = |m: String| format!("seed {seed} step {step}: {m}");
+        if rng.chance(1, 60) {
+            w.sites.clear();
+            let traced: Vec<usize> = w
+                .count
+                .iter()
+                .filter(|(_, &c)| c > 0)
+                .map(|(&i, _)| i)
+                .collect();
+            w.unwalked.extend(traced);
+        }
+        let o = op(rng.below(10) as usize);
+        let on = w.filter.contains_key(&o);
+        match (on, rng.below(10)) {
+            (false, _) => {
+                let f = random_filter(&mut rng, nrec);
+                w.register(o, f);
+            }
+            (true, 0..=3) => w.unregister(o),
+            (true, 4..=7) => {
+                let f = random_filter(&mut rng, nrec);
+                w.change(o, f).map_err(e)?;
+            }
+            (true, _) => {
+                let lo = rng.below(nrec as u64) as usize;
+                let hi = (lo + 1 + rng.below(10) as usize).min(nrec);
+                // The text goes, and its literals with it.
+                for r in lo..hi {
+                    lits.remove(&ip(r));
+                }
+                w.reload(lo, hi);
+            }
+        }
+        // Between the operation and its pass the literals may name sets
+        // no slot names any more: those must still be alive.
+        check_literals(&mut w, &lits, false).map_err(e)?;
+        written += literal_pass(&mut w, &mut lits).map_err(e)?;
+        check_literals(&mut w, &lits, true).map_err(e)?;
+        // A second pass has nothing to do.
+        if literal_pass(&mut w, &mut lits).map_err(e)? != 0 {
+            return Err(e(String::from("a second pass wrote literals")));
+        }
+        if !w.sites.failed() {
+            w.check().map_err(e)?;
+        }
+    }
+    // Everything goes: every literal back to the list, every set retired.
+    for o in w.filter.keys().copied().collect::<Vec<_>>() {
+        w.unregister(o);
+    }
+    literal_pass(&mut w, &mut lits).map_err(|m| format!("seed {seed} end: {m}"))?;
+    if !lits.is_empty() || w.sites.stats().sets != 0 || w.sites.stats().literals != 0 {
+        return Err(format!(
+            "seed {seed}: left {} literals, {:?}",
+            lits.len(),
+            w.sites.stats()
+        ));
+    }
+    Ok(written)
+}
+
+#[test]
+fn literals_never_name_a_retired_set() {
+    let mut written = 0;
+    for seed in 0..200 {
+        written += run_literal_case(seed, 50).unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert!(written > 10_000, "only {written} literals written");
+}
+
+#[test]
+fn a_set_a_literal_names_outlives_its_last_slot() {
+    let mut w = World::new(8);
+    let mut lits = BTreeMap::new();
+    w.register(op(0), (0..8).map(ip).collect());
+    w.register(op(1), (0..8).map(ip).collect());
+    assert_eq!(literal_pass(&mut w, &mut lits).unwrap(), 8);
+    let first = lits[&ip(0)];
+    // A third ops joins: every slot names {op2, op1, op0}; the literals
+    // still name {op1, op0}, which must stay until they are rewritten.
+    w.register(op(2), (0..8).map(ip).collect());
+    let retired = w.sites.stats().retired;
+    let mut out = Vec::new();
+    assert!(w.sites.ops_of(first, &mut out).unwrap());
+    assert_eq!(out, [op(1), op(0)]);
+    assert!(w.sites.literal_due(ip(3)));
+    assert_eq!(literal_pass(&mut w, &mut lits).unwrap(), 8);
+    // Now it goes.
+    assert_eq!(w.sites.stats().retired, retired + 1);
+    assert!(!w.sites.ops_of(first, &mut out).unwrap());
+    check_literals(&mut w, &lits, true).unwrap();
+}
+
+#[test]
+fn a_cleared_registry_keeps_named_sets_until_their_literals_move() {
+    let mut w = World::new(8);
+    let mut lits = BTreeMap::new();
+    w.register(op(0), (0..8).map(ip).collect());
+    w.register(op(1), (0..4).map(ip).collect());
+    assert_eq!(literal_pass(&mut w, &mut lits).unwrap(), 4);
+    w.sites.clear();
+    // Readers see no table; the literals still name a live set.
+    assert_eq!(w.sites.mem().published, 0);
+    assert_eq!(w.sites.lookup(ip(1)), None);
+    check_literals(&mut w, &lits, true).unwrap();
+    assert!(w.sites.literal_due(ip(1)));
+    assert_eq!(w.sites.literal_want(ip(1)), None);
+    assert_eq!(literal_pass(&mut w, &mut lits).unwrap(), 4);
+    assert!(lits.is_empty());
+    let s = w.sites.stats();
+    assert_eq!((s.sets, s.literals, s.bytes), (0, 0, 0), "{s:?}");
+}
