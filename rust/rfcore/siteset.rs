@@ -53,10 +53,30 @@ pub mod layout {
     pub const TABLE_MASK: usize = 2;
     /// Table: words from here are `{ip, set}` slot pairs.
     pub const TABLE_SLOTS: usize = 3;
-    /// Set: word 1 holds the number of ops.
+    /// Set: the words from here are the set's own `ftrace_ops`
+    /// ([`Mem::SET_HEADER`] words; none on x86), which a per-site literal
+    /// names on `CALL_OPS` architectures.
+    ///
+    /// [`Mem::SET_HEADER`]: super::Mem::SET_HEADER
+    pub const SET_FOPS: usize = 1;
+    /// Set: word 1 holds the number of ops, after the header if any
+    /// ([`set_len`]).
     pub const SET_LEN: usize = 1;
-    /// Set: words from here are the ops' addresses, in ops-list order.
+    /// Set: words from here are the ops' addresses, in ops-list order,
+    /// after the header if any ([`set_ops`]).
     pub const SET_OPS: usize = 2;
+
+    /// The word of a set block that holds the number of ops, with a header
+    /// of `header` words.
+    pub const fn set_len(header: usize) -> usize {
+        SET_LEN.saturating_add(header)
+    }
+
+    /// The first word of a set block that holds an ops' address, with a
+    /// header of `header` words.
+    pub const fn set_ops(header: usize) -> usize {
+        SET_OPS.saturating_add(header)
+    }
     /// The ip of a slot whose site has gone (module text freed): matches
     /// no call site.
     pub const GONE: usize = 1;
@@ -121,6 +141,16 @@ pub trait Mem {
     fn retire(&mut self, b: Self::Block);
     /// Makes `table` the table readers look up (one pointer store).
     fn publish(&mut self, table: Option<&Self::Block>);
+    /// Words of the `ftrace_ops` every set block starts with
+    /// ([`layout::SET_FOPS`]): 0, or on `CALL_OPS` architectures the size
+    /// of a `struct ftrace_ops` in words, so that a literal can name the
+    /// set.
+    const SET_HEADER: usize = 0;
+    /// Fills the header of a new set block, before it is published (its
+    /// ops and length are stored already).
+    fn init_set(&mut self, b: &Self::Block) {
+        let _ = b;
+    }
 }
 
 /// No set: the site is traced by no ops.
@@ -220,6 +250,11 @@ fn set_hash(ops: &[usize]) -> u64 {
 }
 
 impl<M: Mem> Sites<M> {
+    /// The word of a set block holding its length.
+    const LEN: usize = layout::set_len(M::SET_HEADER);
+    /// The first word of a set block holding an ops.
+    const OPS: usize = layout::set_ops(M::SET_HEADER);
+
     /// An empty registry: no table, every caller walks.
     pub fn new(mem: M) -> Self {
         let logical = mem.vec();
@@ -492,9 +527,9 @@ impl<M: Mem> Sites<M> {
         else {
             return Ok(false);
         };
-        let n = b.load(layout::SET_LEN);
+        let n = b.load(Self::LEN);
         for i in 0..n {
-            out.push(b.load(layout::SET_OPS.saturating_add(i)))?;
+            out.push(b.load(Self::OPS.saturating_add(i)))?;
         }
         Ok(true)
     }
@@ -543,8 +578,7 @@ impl<M: Mem> Sites<M> {
         self.scratch.clear();
         if let Some(b) = block_in(self.sets.items(), cur) {
             for i in 0..n.saturating_sub(1) {
-                self.scratch
-                    .push(b.load(layout::SET_OPS.saturating_add(i)))?;
+                self.scratch.push(b.load(Self::OPS.saturating_add(i)))?;
             }
         }
         let id = self.intern()?;
@@ -672,7 +706,7 @@ impl<M: Mem> Sites<M> {
     }
 
     fn len_of(&self, id: u32) -> usize {
-        self.block_of(id).map_or(0, |b| b.load(layout::SET_LEN))
+        self.block_of(id).map_or(0, |b| b.load(Self::LEN))
     }
 
     fn find(&self, ip: usize) -> Option<usize> {
@@ -888,8 +922,8 @@ impl<M: Mem> Sites<M> {
         self.scratch.clear();
         let mut had = false;
         if let Some(b) = block_in(self.sets.items(), cur) {
-            for i in 0..b.load(layout::SET_LEN) {
-                let o = b.load(layout::SET_OPS.saturating_add(i));
+            for i in 0..b.load(Self::LEN) {
+                let o = b.load(Self::OPS.saturating_add(i));
                 if o == op {
                     had = true;
                 } else {
@@ -950,23 +984,24 @@ impl<M: Mem> Sites<M> {
             let Some(b) = &s.block else {
                 continue;
             };
-            if s.hash != hash || b.load(layout::SET_LEN) != ops.len() {
+            if s.hash != hash || b.load(Self::LEN) != ops.len() {
                 continue;
             }
             let same = ops
                 .iter()
                 .enumerate()
-                .all(|(i, &o)| b.load(layout::SET_OPS.saturating_add(i)) == o);
+                .all(|(i, &o)| b.load(Self::OPS.saturating_add(i)) == o);
             if same {
                 return Ok(id as u32);
             }
         }
-        let words = layout::SET_OPS.saturating_add(ops.len());
+        let words = Self::OPS.saturating_add(ops.len());
         let b = self.mem.alloc(words).ok_or(NoMem)?;
         for (i, &o) in ops.iter().enumerate() {
-            b.store(layout::SET_OPS.saturating_add(i), o);
+            b.store(Self::OPS.saturating_add(i), o);
         }
-        b.store(layout::SET_LEN, ops.len());
+        b.store(Self::LEN, ops.len());
+        self.mem.init_set(&b);
         let rec = SetRec {
             block: Some(b),
             refs: 0,

@@ -71,16 +71,35 @@ impl Block for HBlock {
 /// Host memory: counts allocations, keeps retired blocks (so that their
 /// addresses are not reused while a test looks) and can fail on request.
 #[derive(Default)]
-struct HMem {
+struct HMem<const H: usize = 0> {
     allocs: usize,
     fail_after: Option<usize>,
     retired: Vec<HBlock>,
+    /// Each set block's address, header mark, length and first ops, as
+    /// `init_set` saw it.
+    inited: Vec<(usize, usize, usize, usize)>,
     published: usize,
     publishes: usize,
 }
 
-impl Mem for HMem {
+/// What a host set header holds in its first word (the kernel's holds
+/// the set function there).
+const HEADER_MARK: usize = 0x5e7_f0f5;
+
+impl<const H: usize> Mem for HMem<H> {
     type Block = HBlock;
+    const SET_HEADER: usize = H;
+    fn init_set(&mut self, b: &HBlock) {
+        if H > 0 {
+            b.store(layout::SET_FOPS, HEADER_MARK);
+        }
+        self.inited.push((
+            b.addr(),
+            b.load(layout::SET_FOPS),
+            b.load(layout::set_len(H)),
+            b.load(layout::set_ops(H)),
+        ));
+    }
     type Vec<T> = Vec<T>;
     fn vec<T>(&self) -> Vec<T> {
         Vec::new()
@@ -112,8 +131,8 @@ fn op(i: usize) -> usize {
 }
 
 /// The registry as the model sees it.
-struct World {
-    sites: Sites<HMem>,
+struct World<const H: usize = 0> {
+    sites: Sites<HMem<H>>,
     /// The ops list, head first.
     list: Vec<usize>,
     /// Each registered ops' filter.
@@ -125,7 +144,7 @@ struct World {
     nrec: usize,
 }
 
-impl World {
+impl<const H: usize> World<H> {
     fn new(nrec: usize) -> Self {
         World {
             sites: Sites::new(HMem::default()),
@@ -273,7 +292,7 @@ fn random_filter(rng: &mut Rng, nrec: usize) -> BTreeSet<usize> {
 fn run_case(seed: u64, steps: usize) -> Result<(Sites<HMem>, usize), String> {
     let mut rng = Rng::new(seed);
     let nrec = 50 + rng.below(300) as usize;
-    let mut w = World::new(nrec);
+    let mut w = World::<0>::new(nrec);
     let mut published_sites = 0;
     for step in 0..steps {
         if rng.chance(1, 40) {
@@ -333,7 +352,7 @@ fn random_registry_sequences_publish_exact_sets() {
 
 #[test]
 fn a_set_missing_an_ops_is_caught() {
-    let mut w = World::new(64);
+    let mut w = World::<0>::new(64);
     w.register(op(0), (0..64).map(ip).collect());
     w.register(op(1), (0..32).map(ip).collect());
     w.check().unwrap();
@@ -344,7 +363,7 @@ fn a_set_missing_an_ops_is_caught() {
 
 #[test]
 fn sets_are_interned_and_retired() {
-    let mut w = World::new(2000);
+    let mut w = World::<0>::new(2000);
     let all: BTreeSet<usize> = (0..2000).map(ip).collect();
     w.register(op(0), all.clone());
     assert_eq!(w.sites.stats().sets, 1);
@@ -374,7 +393,7 @@ fn sets_are_interned_and_retired() {
 
 #[test]
 fn a_filter_change_never_publishes_its_intermediate_set() {
-    let mut w = World::new(16);
+    let mut w = World::<0>::new(16);
     w.register(op(0), (0..16).map(ip).collect());
     w.register(op(1), (0..16).map(ip).collect());
     let before = w.sites.stats().updates;
@@ -388,7 +407,7 @@ fn a_filter_change_never_publishes_its_intermediate_set() {
 #[test]
 fn out_of_memory_clears_the_table_and_never_panics() {
     for n in 0..12 {
-        let mut sites = Sites::new(HMem {
+        let mut sites = Sites::new(HMem::<0> {
             fail_after: Some(n),
             ..HMem::default()
         });
@@ -426,7 +445,7 @@ fn the_probe_the_c_reader_makes_is_the_one_the_table_is_built_for() {
 
 #[test]
 fn a_module_loaded_again_and_again_reuses_its_gone_slots() {
-    let mut w = World::new(10);
+    let mut w = World::<0>::new(10);
     w.register(op(0), (0..10).map(ip).collect());
     w.register(op(1), (0..10).map(ip).collect());
     for _ in 0..200 {
@@ -448,7 +467,10 @@ fn a_module_loaded_again_and_again_reuses_its_gone_slots() {
 /// with two or more ops names its published set (or the list ops, 0, when
 /// it has none), any other site names no set. Returns how many literals
 /// were written. Checks that `literal_due` says exactly which.
-fn literal_pass(w: &mut World, lits: &mut BTreeMap<usize, usize>) -> Result<usize, String> {
+fn literal_pass<const H: usize>(
+    w: &mut World<H>,
+    lits: &mut BTreeMap<usize, usize>,
+) -> Result<usize, String> {
     let mut written = 0;
     let ips: Vec<(usize, u32)> = w.count.iter().map(|(&i, &c)| (i, c)).collect();
     for (i, c) in ips {
@@ -479,8 +501,8 @@ fn literal_pass(w: &mut World, lits: &mut BTreeMap<usize, usize>) -> Result<usiz
 
 /// No literal names a retired block, every literal of a site with a
 /// published set names that set, and the counts agree.
-fn check_literals(
-    w: &mut World,
+fn check_literals<const H: usize>(
+    w: &mut World<H>,
     lits: &BTreeMap<usize, usize>,
     settled: bool,
 ) -> Result<(), String> {
@@ -518,10 +540,10 @@ fn check_literals(
     Ok(())
 }
 
-fn run_literal_case(seed: u64, steps: usize) -> Result<usize, String> {
+fn run_literal_case<const H: usize>(seed: u64, steps: usize) -> Result<usize, String> {
     let mut rng = Rng::new(seed);
     let nrec = 30 + rng.below(200) as usize;
-    let mut w = World::new(nrec);
+    let mut w = World::<H>::new(nrec);
     let mut lits = BTreeMap::new();
     let mut written = 0;
     for step in 0..steps {
@@ -590,14 +612,37 @@ fn run_literal_case(seed: u64, steps: usize) -> Result<usize, String> {
 fn literals_never_name_a_retired_set() {
     let mut written = 0;
     for seed in 0..200 {
-        written += run_literal_case(seed, 50).unwrap_or_else(|e| panic!("{e}"));
+        written += run_literal_case::<0>(seed, 50).unwrap_or_else(|e| panic!("{e}"));
     }
     assert!(written > 10_000, "only {written} literals written");
 }
 
+/// The same with a set header as large as arm64's `struct ftrace_ops`:
+/// every set starts with it, the length and the ops after it.
+#[test]
+fn sets_with_a_header_for_the_literal() {
+    let mut written = 0;
+    for seed in 0..50 {
+        written += run_literal_case::<30>(seed, 50).unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert!(written > 1_000, "only {written} literals written");
+    let mut w = World::<30>::new(16);
+    w.register(op(0), (0..16).map(ip).collect());
+    w.register(op(1), (0..8).map(ip).collect());
+    w.check().unwrap();
+    let addr = w.sites.lookup(ip(2)).unwrap();
+    let mut out = Vec::new();
+    assert!(w.sites.ops_of(addr, &mut out).unwrap());
+    assert_eq!(out, [op(1), op(0)]);
+    // The header was filled when the set was made, after its length and
+    // ops, which sit behind the header.
+    let init = w.sites.mem().inited.iter().find(|i| i.0 == addr).copied();
+    assert_eq!(init, Some((addr, HEADER_MARK, 2, op(1))));
+}
+
 #[test]
 fn a_set_a_literal_names_outlives_its_last_slot() {
-    let mut w = World::new(8);
+    let mut w = World::<0>::new(8);
     let mut lits = BTreeMap::new();
     w.register(op(0), (0..8).map(ip).collect());
     w.register(op(1), (0..8).map(ip).collect());
@@ -620,7 +665,7 @@ fn a_set_a_literal_names_outlives_its_last_slot() {
 
 #[test]
 fn a_cleared_registry_keeps_named_sets_until_their_literals_move() {
-    let mut w = World::new(8);
+    let mut w = World::<0>::new(8);
     let mut lits = BTreeMap::new();
     w.register(op(0), (0..8).map(ip).collect());
     w.register(op(1), (0..4).map(ip).collect());
