@@ -213,7 +213,9 @@ pub struct SiteStats {
 ///   `dirty` once.
 /// - At most half of the slots hold an ip, so every probe meets an empty
 ///   slot.
-/// - `lits` has one word per slot too: the set id the site's literal names
+/// - With a set header ([`Mem::SET_HEADER`], `CALL_OPS` architectures),
+///   `lits` has one word per slot too (else it is empty and no literal
+///   names a set): the set id the site's literal names
 ///   (as [`Sites::literal_written`] was told), or [`NONE`]; `lits` of a
 ///   set counts the slots naming it there. A set is retired only when
 ///   neither a slot's logical value nor a literal names it, and a slot
@@ -457,16 +459,19 @@ impl<M: Mem> Sites<M> {
     /// The block address of the published set the literal of the site at
     /// `ip` is to name (`CALL_OPS` architectures), if it has one.
     pub fn literal_want(&self, ip: usize) -> Option<usize> {
-        let slot = self.find(ip)?;
-        if self.failed {
+        if M::SET_HEADER == 0 || self.failed {
             return None;
         }
+        let slot = self.find(ip)?;
         self.block_of(self.wanted(slot)).map(|b| b.addr())
     }
 
     /// Whether the literal of the site at `ip` names another set than
     /// [`Sites::literal_want`] says: the update pass must rewrite it.
     pub fn literal_due(&self, ip: usize) -> bool {
+        if M::SET_HEADER == 0 {
+            return false;
+        }
         let Some(slot) = self.find(ip) else {
             return false;
         };
@@ -797,10 +802,15 @@ impl<M: Mem> Sites<M> {
         let mut lits: M::Vec<u32> = self.mem.vec();
         let mut dirty: M::Vec<u32> = self.mem.vec();
         logical.reserve(slots)?;
-        lits.reserve(slots)?;
         for _ in 0..slots {
             logical.push(NONE)?;
-            lits.push(NONE)?;
+        }
+        // Only sets with a header can be named by a literal.
+        if M::SET_HEADER > 0 {
+            lits.reserve(slots)?;
+            for _ in 0..slots {
+                lits.push(NONE)?;
+            }
         }
         let mut used = 0usize;
         for i in 0..old_slots {

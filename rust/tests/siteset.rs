@@ -612,9 +612,20 @@ fn run_literal_case<const H: usize>(seed: u64, steps: usize) -> Result<usize, St
 fn literals_never_name_a_retired_set() {
     let mut written = 0;
     for seed in 0..200 {
-        written += run_literal_case::<0>(seed, 50).unwrap_or_else(|e| panic!("{e}"));
+        written += run_literal_case::<1>(seed, 50).unwrap_or_else(|e| panic!("{e}"));
     }
     assert!(written > 10_000, "only {written} literals written");
+}
+
+/// Without a set header no literal names a set.
+#[test]
+fn no_header_no_literal() {
+    let mut w = World::<0>::new(8);
+    w.register(op(0), (0..8).map(ip).collect());
+    w.register(op(1), (0..8).map(ip).collect());
+    assert!(w.sites.lookup(ip(1)).is_some());
+    assert_eq!(w.sites.literal_want(ip(1)), None);
+    assert!(!w.sites.literal_due(ip(1)));
 }
 
 /// The same with a set header as large as arm64's `struct ftrace_ops`:
@@ -642,7 +653,7 @@ fn sets_with_a_header_for_the_literal() {
 
 #[test]
 fn a_set_a_literal_names_outlives_its_last_slot() {
-    let mut w = World::<0>::new(8);
+    let mut w = World::<2>::new(8);
     let mut lits = BTreeMap::new();
     w.register(op(0), (0..8).map(ip).collect());
     w.register(op(1), (0..8).map(ip).collect());
@@ -665,7 +676,7 @@ fn a_set_a_literal_names_outlives_its_last_slot() {
 
 #[test]
 fn a_cleared_registry_keeps_named_sets_until_their_literals_move() {
-    let mut w = World::<0>::new(8);
+    let mut w = World::<2>::new(8);
     let mut lits = BTreeMap::new();
     w.register(op(0), (0..8).map(ip).collect());
     w.register(op(1), (0..4).map(ip).collect());
