@@ -158,6 +158,9 @@ static void rftrace_retire_fn(struct work_struct *work)
 	if (!list)
 		return;
 	synchronize_rcu_tasks_rude();
+	/* A literal is read with preemption on (ftrace_caller()). */
+	if (IS_ENABLED(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS))
+		synchronize_rcu_tasks();
 	synchronize_rcu();
 	llist_for_each_safe(pos, next, list)
 		kvfree(pos);
@@ -180,6 +183,19 @@ void rftrace_shim_retire(unsigned long *block)
 	}
 	llist_add((struct llist_node *)block, &rftrace_retired);
 	schedule_work(&rftrace_retire_work);
+}
+
+void rftrace_shim_set_init(unsigned long *set)
+{
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS
+	struct ftrace_ops *ops = (struct ftrace_ops *)&set[RFTRACE_SET_FOPS];
+
+	static_assert(RFTRACE_SET_HEADER * sizeof(unsigned long) >=
+		      sizeof(struct ftrace_ops));
+	/* The block is zeroed: no direct call, no hashes, no trampoline. */
+	ops->func = rftrace_set_func;
+	ops->flags = FTRACE_OPS_FL_STUB | FTRACE_OPS_FL_INITIALIZED;
+#endif
 }
 
 void rftrace_shim_refuse(struct dyn_ftrace *rec, const u8 *expected,

@@ -51,6 +51,11 @@ int rftrace_shim_corrupt(unsigned long ip, const u8 *insn)
 
 int rftrace_shim_literal_write(unsigned long addr, unsigned long val)
 {
+	/*
+	 * A set block the literal is to name is written before it; readers
+	 * reach the block through the literal (an address dependency).
+	 */
+	smp_wmb();
 	return aarch64_insn_write_literal_u64((void *)addr, val);
 }
 

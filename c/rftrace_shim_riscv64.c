@@ -34,7 +34,11 @@
  */
 int rftrace_shim_rv_literal_write(unsigned long addr, unsigned long val)
 {
-	int ret = patch_insn_write((void *)addr, &val, sizeof(val));
+	int ret;
+
+	/* A set block the literal is to name is written before it. */
+	smp_wmb();
+	ret = patch_insn_write((void *)addr, &val, sizeof(val));
 
 	/* Pairs with the jalr that leads ftrace_caller to load the literal. */
 	smp_wmb();

@@ -261,15 +261,36 @@ long rftrace_init_nops(struct module *mod, struct ftrace_page *pgs,
  * preemption disabled;
  * retired blocks are freed after synchronize_rcu_tasks_rude() and
  * synchronize_rcu().
+ *
+ * With CALL_OPS a set starts, from word RFTRACE_SET_FOPS, with an
+ * ftrace_ops of its own (RFTRACE_SET_HEADER words) whose function is
+ * rftrace_set_func(): the literal of a site with two or more ops names
+ * it, and ftrace_caller() calls the set's ops without a lookup.  It reads
+ * the literal with preemption enabled, so there the retired blocks also
+ * wait for synchronize_rcu_tasks().
  */
 #define RFTRACE_SITES_SHIFT	1
 #define RFTRACE_SITES_MASK	2
 #define RFTRACE_SITES_SLOTS	3
-#define RFTRACE_SET_LEN		1
-#define RFTRACE_SET_OPS		2
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS
+#define RFTRACE_SET_HEADER	32
+#else
+#define RFTRACE_SET_HEADER	0
+#endif
+#define RFTRACE_SET_FOPS	1
+#define RFTRACE_SET_LEN		(1 + RFTRACE_SET_HEADER)
+#define RFTRACE_SET_OPS		(2 + RFTRACE_SET_HEADER)
 #define RFTRACE_SITES_HASH	0x61c8864680b583ebULL
 
 extern unsigned long *rftrace_sites;
+
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS
+/* The function of a set's own ftrace_ops (ftrace.c). */
+void rftrace_set_func(unsigned long ip, unsigned long parent_ip,
+		      struct ftrace_ops *op, struct ftrace_regs *fregs);
+#endif
+/* Fills the ftrace_ops at the head of a new set block, if it has one. */
+void rftrace_shim_set_init(unsigned long *set);
 
 /* The set of the call site at @ip, or NULL (the caller walks the list). */
 static __always_inline unsigned long *rftrace_site_set(unsigned long ip)

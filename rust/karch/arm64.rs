@@ -32,6 +32,7 @@ use crate::{
         arm64::{
             call_site,
             plan_init,
+            plan_literal,
             plan_update,
             verify_word,
             Arm64Change,
@@ -107,6 +108,18 @@ impl Arch for Arm64<'_> {
 
     fn plan_init(&mut self, ip: u64) -> Result<Arm64Change, Failure> {
         plan_init(ip, BTI)
+    }
+
+    fn plan_literal(&mut self, facts: &Facts, decision: &Decision) -> Result<Arm64Change, Failure> {
+        let caller = shared_caller(false);
+        plan_literal(facts, decision, BTI, caller, self.plt(facts.ip))
+    }
+
+    fn literal_set(change: &Arm64Change) -> Option<u64> {
+        change.plan.writes.iter().find_map(|w| match w {
+            Write::Literal { ops, .. } => Some(ops.set().unwrap_or(0)),
+            Write::Insn { .. } => None,
+        })
     }
 
     fn call_site(entry: u64) -> Option<u64> {

@@ -49,6 +49,7 @@ use crate::{
         riscv64::{
             call_site,
             plan_init,
+            plan_literal,
             plan_update,
             Check,
             Riscv64Change,
@@ -161,6 +162,21 @@ impl Arch for Riscv64<'_> {
 
     fn plan_init(&mut self, ip: u64) -> Result<Riscv64Change, Failure> {
         Ok(plan_init(ip, shared_caller(false), RVC)?)
+    }
+
+    fn plan_literal(
+        &mut self,
+        facts: &Facts,
+        decision: &Decision,
+    ) -> Result<Riscv64Change, Failure> {
+        Ok(plan_literal(facts, decision, shared_caller(false))?)
+    }
+
+    fn literal_set(change: &Riscv64Change) -> Option<u64> {
+        change.plan.writes.iter().find_map(|w| match w {
+            Write::Literal { ops, .. } => Some(ops.set().unwrap_or(0)),
+            _ => None,
+        })
     }
 
     fn call_site(entry: u64) -> Option<u64> {

@@ -260,6 +260,18 @@ impl<'a> Records for KernelRecords<'a> {
     fn quarantine(&mut self, rec: Rec<'a>, update: Update, failure: &Failure) {
         quarantine(rec, update, failure);
     }
+
+    fn literal_set(&mut self, rec: Rec<'a>) -> Option<u64> {
+        crate::kside::sites::literal_want(rec.ip(), self.lock)
+    }
+
+    fn literal_due(&mut self, rec: Rec<'a>) -> bool {
+        crate::kside::sites::literal_due(rec.ip(), self.lock)
+    }
+
+    fn literal_written(&mut self, rec: Rec<'a>, set: u64) {
+        crate::kside::sites::literal_written(rec.ip(), set, self.lock);
+    }
 }
 
 /// The facts `need` asks for about `rec`, from one walk of `list`; the

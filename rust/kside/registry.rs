@@ -666,8 +666,12 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
         }
         sites::account(ip, rec.flags().count(), lock);
         counted = counted.saturating_add(1);
-        // What the update pass will do with the record.
-        update |= crate::kside::decide::decide_record(rec, true, false).update != Update::Ignore;
+        // What the update pass will do with the record. With CALL_OPS a
+        // live site's literal names its set, which the walk changed: a
+        // literal-only change, even when the record's flags stay.
+        update |= crate::kside::decide::decide_record(rec, true, false).update != Update::Ignore
+            || (cfg!(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)
+                && rec.flags().any(crate::rfcore::flags::ENABLED));
         if let Reach::Filter { count } = reach {
             if counted == count {
                 break;

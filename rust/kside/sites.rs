@@ -158,6 +158,18 @@ impl Mem for KMem {
         drop(b);
     }
 
+    const SET_HEADER: usize = bindings::RFTRACE_SET_HEADER as usize;
+
+    fn init_set(&mut self, b: &KBlock) {
+        if Self::SET_HEADER == 0 || b.words() < layout::set_ops(Self::SET_HEADER) {
+            return;
+        }
+        // SAFETY: a block of ours, not yet published, with room for the
+        // header (checked above); the shim writes the `ftrace_ops` at
+        // word `RFTRACE_SET_FOPS` only.
+        unsafe { bindings::rftrace_shim_set_init(b.words.as_ptr().cast_mut().cast()) };
+    }
+
     fn publish(&mut self, table: Option<&KBlock>) {
         let ptr = table.map_or(core::ptr::null_mut(), |t| t.words.as_ptr().cast_mut());
         // SAFETY: `ptr` is null or a table block, which stays allocated
@@ -171,10 +183,10 @@ impl Mem for KMem {
 static SITES: FtraceState<Option<Sites<KMem>>> = FtraceState::new(None);
 
 /// The counters of the last publication, for the lockless stats reader.
-static COUNTERS: [Atomic<u64>; 9] = [const { Atomic::new(0) }; 9];
+static COUNTERS: [Atomic<u64>; 10] = [const { Atomic::new(0) }; 10];
 
 /// Names of [`COUNTERS`], NUL-terminated.
-const NAMES: [&[u8]; 9] = [
+const NAMES: [&[u8]; 10] = [
     b"site_sets\0",
     b"site_set_sites\0",
     b"site_set_unknown\0",
@@ -184,6 +196,7 @@ const NAMES: [&[u8]; 9] = [
     b"site_set_retired\0",
     b"site_set_tables\0",
     b"site_set_failures\0",
+    b"site_set_literals\0",
 ];
 
 /// Counter `idx` of the per-site sets, named.
@@ -202,6 +215,7 @@ fn mirror(s: SiteStats) {
         s.retired,
         s.tables,
         s.failures,
+        s.literals,
     ];
     for (c, v) in COUNTERS.iter().zip(v) {
         c.store(v, Relaxed);
@@ -294,6 +308,37 @@ pub(crate) fn forget_range(start: u64, end: u64, lock: &FtraceLocked) {
     forget_where(lock, |ip| (start as usize..=end as usize).contains(&ip));
 }
 
+/// Bytes from a set block to its own `ftrace_ops`, which literals name.
+const FOPS_BYTES: u64 = (layout::SET_FOPS * core::mem::size_of::<usize>()) as u64;
+
+/// What the literal of the site at `ip` is to name: its published set's
+/// own `ftrace_ops` (`CALL_OPS` builds, two or more ops), if it has one.
+pub(crate) fn literal_want(ip: u64, lock: &FtraceLocked) -> Option<u64> {
+    with(lock, |s| s.literal_want(ip as usize))
+        .flatten()
+        .map(|b| (b as u64).saturating_add(FOPS_BYTES))
+}
+
+/// Whether the literal of the site at `ip` names another set than
+/// [`literal_want`] says.
+pub(crate) fn literal_due(ip: u64, lock: &FtraceLocked) -> bool {
+    with(lock, |s| s.literal_due(ip as usize)).unwrap_or(false)
+}
+
+/// The literal of the site at `ip` was written to name `lit`: a set's
+/// `ftrace_ops`, or 0 for none.
+pub(crate) fn literal_written(ip: u64, lit: u64, lock: &FtraceLocked) {
+    let block = if lit == 0 {
+        0
+    } else {
+        lit.saturating_sub(FOPS_BYTES) as usize
+    };
+    with(lock, |s| {
+        s.literal_written(ip as usize, block);
+        mirror(s.stats());
+    });
+}
+
 /// The published set of the site at `ip`, into `out`: `Ok(false)` if it
 /// has none.
 pub(crate) fn published(
@@ -312,8 +357,14 @@ const _: () = {
     assert!(layout::TABLE_SHIFT == bindings::RFTRACE_SITES_SHIFT as usize);
     assert!(layout::TABLE_MASK == bindings::RFTRACE_SITES_MASK as usize);
     assert!(layout::TABLE_SLOTS == bindings::RFTRACE_SITES_SLOTS as usize);
-    assert!(layout::SET_LEN == bindings::RFTRACE_SET_LEN as usize);
-    assert!(layout::SET_OPS == bindings::RFTRACE_SET_OPS as usize);
+    assert!(layout::SET_FOPS == bindings::RFTRACE_SET_FOPS as usize);
+    assert!(layout::set_len(KMem::SET_HEADER) == bindings::RFTRACE_SET_LEN as usize);
+    assert!(layout::set_ops(KMem::SET_HEADER) == bindings::RFTRACE_SET_OPS as usize);
+    assert!(
+        KMem::SET_HEADER == 0
+            || KMem::SET_HEADER * core::mem::size_of::<usize>()
+                >= core::mem::size_of::<bindings::ftrace_ops>()
+    );
     assert!(layout::HASH_MUL == bindings::RFTRACE_SITES_HASH);
     assert!(layout::LINK == 0);
 };
