@@ -285,6 +285,8 @@ long rftrace_init_nops(struct module *mod, struct ftrace_page *pgs,
 extern unsigned long *rftrace_sites;
 
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS
+struct ftrace_ops;
+struct ftrace_regs;
 /* The function of a set's own ftrace_ops (ftrace.c). */
 void rftrace_set_func(unsigned long ip, unsigned long parent_ip,
 		      struct ftrace_ops *op, struct ftrace_regs *fregs);
