@@ -44,6 +44,7 @@ use crate::{
         update::{
             Arch,
             Checked,
+            EncodeFault,
             Facts,
             Failure, //
         },
@@ -181,6 +182,15 @@ impl Arch for X86<'_> {
 
     fn plan_init(&mut self, ip: u64) -> Result<X86Change, Failure> {
         plan_init(ip, self.mcount)
+    }
+
+    /// x86 sites have no literal.
+    fn plan_literal(&mut self, _facts: &Facts, _decision: &Decision) -> Result<X86Change, Failure> {
+        Err(Failure::Encode(EncodeFault::Nothing))
+    }
+
+    fn literal_set(_change: &X86Change) -> Option<u64> {
+        None
     }
 
     fn call_site(entry: u64) -> Option<u64> {

@@ -474,6 +474,14 @@ impl<A: Arch> Arch for FailWrite<'_, A> {
         self.arch.plan_init(ip)
     }
 
+    fn plan_literal(&mut self, facts: &Facts, decision: &Decision) -> Result<A::Change, Failure> {
+        self.arch.plan_literal(facts, decision)
+    }
+
+    fn literal_set(change: &A::Change) -> Option<u64> {
+        A::literal_set(change)
+    }
+
     fn call_site(entry: u64) -> Option<u64> {
         A::call_site(entry)
     }

@@ -148,22 +148,16 @@ pub trait Arch {
     /// Plans a literal-only change (`CALL_OPS` architectures): the site
     /// calls now and keeps its call (`decision.update` is
     /// [`Update::Ignore`], the flags do not change), but its literal must
-    /// name `facts.set`, or the list ops if that is `None`.
-    fn plan_literal(
-        &mut self,
-        facts: &Facts,
-        decision: &Decision,
-    ) -> Result<Self::Change, Failure> {
-        let _ = (facts, decision);
-        Err(Failure::Encode(EncodeFault::Nothing))
-    }
+    /// name `facts.set`, or the list ops if that is `None`. Without
+    /// literals: [`EncodeFault::Nothing`]. No default: a wrapper that did
+    /// not pass it on would leave literals stale.
+    fn plan_literal(&mut self, facts: &Facts, decision: &Decision)
+        -> Result<Self::Change, Failure>;
     /// The set a change leaves the site's literal naming once written:
     /// `None` if the change stores no literal, `Some(0)` if the literal it
-    /// stores names no set.
-    fn literal_set(change: &Self::Change) -> Option<u64> {
-        let _ = change;
-        None
-    }
+    /// stores names no set. No default: a set a literal names that the
+    /// registry did not hear of could be freed under it.
+    fn literal_set(change: &Self::Change) -> Option<u64>;
 }
 
 /// A change the architecture has checked against the text: the only thing
@@ -260,22 +254,14 @@ pub trait Records {
     /// The address the literal of the record's site is to name for the
     /// site's published ops set (`CALL_OPS` architectures, two or more
     /// ops), if it has one ([`Facts::set`]).
-    fn literal_set(&mut self, rec: Self::Rec) -> Option<u64> {
-        let _ = rec;
-        None
-    }
+    fn literal_set(&mut self, rec: Self::Rec) -> Option<u64>;
     /// Whether the literal of the record's site names another set than
     /// [`Records::literal_set`] says it is to name: a literal-only change
     /// is due although the record's flags do not change.
-    fn literal_due(&mut self, rec: Self::Rec) -> bool {
-        let _ = rec;
-        false
-    }
+    fn literal_due(&mut self, rec: Self::Rec) -> bool;
     /// The literal of the record's site names `set` now (0: no set), after
     /// a change that stored it was written ([`Arch::literal_set`]).
-    fn literal_written(&mut self, rec: Self::Rec, set: u64) {
-        let _ = (rec, set);
-    }
+    fn literal_written(&mut self, rec: Self::Rec, set: u64);
 }
 
 /// What becomes of a record whose change failed.

@@ -22,7 +22,7 @@ use std::vec::Vec;
 use crate::rfcore::flags::RecFlags;
 use crate::rfcore::record::{Decision, Update};
 use crate::rfcore::select::Need;
-use crate::rfcore::update::{Arch, Checked, Facts, Failure, Records, Store};
+use crate::rfcore::update::{Arch, Checked, EncodeFault, Facts, Failure, Records, Store};
 use crate::rfcore::x86::{self as x86c, X86Change, INSN_SIZE};
 
 /// Writes one line to stderr, past libtest's output capture, so that a plain
@@ -341,6 +341,15 @@ impl<T: X86Text> Arch for SimX86<T> {
 
     fn plan_init(&mut self, ip: u64) -> Result<X86Change, Failure> {
         x86c::plan_init(ip, FENTRY)
+    }
+
+    /// x86 sites have no literal.
+    fn plan_literal(&mut self, _facts: &Facts, _decision: &Decision) -> Result<X86Change, Failure> {
+        Err(Failure::Encode(EncodeFault::Nothing))
+    }
+
+    fn literal_set(_change: &X86Change) -> Option<u64> {
+        None
     }
 
     fn call_site(entry: u64) -> Option<u64> {
