@@ -14,6 +14,7 @@
 
 #include <linux/align.h>
 #include <linux/ftrace.h>
+#include <linux/uaccess.h>
 
 #include <asm/ftrace.h>
 
@@ -73,4 +74,13 @@ unsigned long rftrace_shim_stub_ops(bool list)
 {
 	return list ? (unsigned long)&ftrace_list_ops :
 		      (unsigned long)&ftrace_nop_ops;
+}
+
+unsigned long rftrace_shim_literal_read(unsigned long addr)
+{
+	unsigned long val;
+
+	if (copy_from_kernel_nofault(&val, (void *)addr, sizeof(val)))
+		return 0;
+	return val;
 }

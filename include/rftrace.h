@@ -391,6 +391,8 @@ unsigned long rftrace_shim_direct(unsigned long ip);
 
 /* CALL_OPS (c/rftrace_shim_call_ops.c): ftrace_list_ops if @list, else ftrace_nop_ops. */
 unsigned long rftrace_shim_stub_ops(bool list);
+/* CALL_OPS, for the shadow check: the literal at @addr, 0 if unreadable. */
+unsigned long rftrace_shim_literal_read(unsigned long addr);
 /* arm64: one instruction, the ops literal, PLTs. */
 int rftrace_shim_insn_read(unsigned long ip, u32 *insn);
 int rftrace_shim_insn_write(unsigned long ip, u32 insn);

@@ -17,15 +17,22 @@
 #                  in the core's compiled code)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock instance-probes-wait-under-locks instance-tracer-waits-under-lock perf-close-waits-under-lock probe-part-waits-under-lock direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-set-unsorted"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock instance-probes-wait-under-locks instance-tracer-waits-under-lock perf-close-waits-under-lock probe-part-waits-under-lock direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-literal-stale site-set-unsorted"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
 	case $1 in
 	site-set-skips-first)
-		BREAK_WHAT="the list function calls every ops of a site's set but the first"
+		BREAK_WHAT="the set loop skips the first ops of a set with an odd number of ops (the one called before the pairs)"
 		BREAK_FILE=/kernel/trace/ftrace.c
-		BREAK_PERL='s/if \(likely\(flags == FTRACE_OPS_FL_ENABLED\) \|\|/if ((likely(flags == FTRACE_OPS_FL_ENABLED) \&\& p != (struct ftrace_ops **)\&set[RFTRACE_SET_OPS]) ||/'
+		BREAK_PERL='s/\t\trftrace_call_op\(\*p\+\+, skip, ip, parent_ip, fregs\);/\t\tp++;/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:site-sets.tc ;;
+	site-literal-stale)
+		BREAK_WHAT="a literal-only change is never written: a site that keeps its call keeps naming its old set when the ops covering it change"
+		BREAK_FILE=rust/rfcore/update.rs
+		BREAK_PERL='s/if !recs\.literal_due\(rec\) \{/if true || !recs.literal_due(rec) {/'
+		BREAK_ARCH=arm64
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:site-sets.tc ;;
 	site-set-unsorted)

@@ -32,12 +32,15 @@ use crate::{
         arm64::{
             call_site,
             plan_init,
+            literal_addr,
+            literal_ops,
             plan_literal,
             plan_update,
             verify_word,
             Arm64Change,
             Write, //
         },
+        flags::RecFlags,
         record::Decision,
         update::{
             Arch,
@@ -120,6 +123,18 @@ impl Arch for Arm64<'_> {
             Write::Literal { ops, .. } => Some(ops.set().unwrap_or(0)),
             Write::Insn { .. } => None,
         })
+    }
+
+    fn literal_holds(
+        &mut self,
+        ip: u64,
+        flags: RecFlags,
+        unique: Option<u64>,
+        set: Option<u64>,
+    ) -> Option<(u64, u64)> {
+        let (nop, list) = common::stub_ops();
+        let want = literal_ops(flags, unique, set).addr(nop, list);
+        Some((common::literal_now(literal_addr(ip)), want))
     }
 
     fn call_site(entry: u64) -> Option<u64> {

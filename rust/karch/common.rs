@@ -60,6 +60,17 @@ pub(crate) fn check_unique(facts: &Facts, decision: &Decision) {
     }
 }
 
+/// CALL_OPS, for the shadow check: what the literal at `addr` holds now
+/// (0 if it cannot be read).
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)]
+pub(crate) fn literal_now(addr: u64) -> u64 {
+    use crate::kside::{
+        env::c_word,
+        shim::rftrace_shim_literal_read, //
+    };
+    word(rftrace_shim_literal_read(c_word(addr)))
+}
+
 /// CALL_OPS: the addresses of the kernel's two static ops a literal holds
 /// besides a unique one, `(ftrace_nop_ops, ftrace_list_ops)`.
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)]

@@ -45,10 +45,13 @@ use crate::{
         TextLocked, //
     },
     rfcore::{
+        flags::RecFlags,
         record::Decision,
         riscv64::{
             call_site,
             plan_init,
+            literal_addr,
+            literal_ops,
             plan_literal,
             plan_update,
             Check,
@@ -177,6 +180,18 @@ impl Arch for Riscv64<'_> {
             Write::Literal { ops, .. } => Some(ops.set().unwrap_or(0)),
             _ => None,
         })
+    }
+
+    fn literal_holds(
+        &mut self,
+        ip: u64,
+        flags: RecFlags,
+        unique: Option<u64>,
+        set: Option<u64>,
+    ) -> Option<(u64, u64)> {
+        let (nop, list) = common::stub_ops();
+        let want = literal_ops(flags, unique, set).addr(nop, list);
+        Some((common::literal_now(literal_addr(ip)), want))
     }
 
     fn call_site(entry: u64) -> Option<u64> {

@@ -40,6 +40,7 @@ use crate::{
         STATS, //
     },
     rfcore::{
+        flags::RecFlags,
         record::Decision,
         update::{
             Arch,
@@ -190,6 +191,16 @@ impl Arch for X86<'_> {
     }
 
     fn literal_set(_change: &X86Change) -> Option<u64> {
+        None
+    }
+
+    fn literal_holds(
+        &mut self,
+        _ip: u64,
+        _flags: RecFlags,
+        _unique: Option<u64>,
+        _set: Option<u64>,
+    ) -> Option<(u64, u64)> {
         None
     }
 

@@ -51,7 +51,10 @@ use crate::{
             self,
             Users, //
         },
-        flags::RecFlags,
+        flags::{
+            RecFlags,
+            CALL_OPS_EN, //
+        },
         record::{
             BugType,
             Decision,
@@ -482,6 +485,16 @@ impl<A: Arch> Arch for FailWrite<'_, A> {
         A::literal_set(change)
     }
 
+    fn literal_holds(
+        &mut self,
+        ip: u64,
+        flags: RecFlags,
+        unique: Option<u64>,
+        set: Option<u64>,
+    ) -> Option<(u64, u64)> {
+        self.arch.literal_holds(ip, flags, unique, set)
+    }
+
     fn call_site(entry: u64) -> Option<u64> {
         A::call_site(entry)
     }
@@ -526,10 +539,51 @@ pub(crate) fn replace_all<A: Arch>(lock: &FtraceLocked, arch: &mut A, enable: bo
     let mut counts = Counts::default();
     settled(lock);
     let _ = update::update_all(&mut recs, arch, &mut store, enable, &mut counts);
+    literals(&mut recs, arch);
     // The walks of this pass; `ops_list_walks` gets them when `recs` goes.
     crate::kside::stats::bump(&STATS.pass_walks, recs.list.walks());
     STATS.passes.add(1, Relaxed);
     account(&counts);
+}
+
+/// The shadow mode's check after a whole-table pass on `CALL_OPS`
+/// architectures: the literal of every record's site, read from the text,
+/// holds what the record's flags, its unique ops and its published set
+/// say ([`Arch::literal_holds`]). A literal the pass should have written
+/// and did not, or one naming a set other than the site's, is a shadow
+/// difference. The published set itself is checked against the ops that
+/// cover the site by [`consistency`].
+fn literals<A: Arch>(recs: &mut KernelRecords<'_>, arch: &mut A) {
+    if !cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) || !A::CALL_OPS {
+        return;
+    }
+    let lock = recs.lock;
+    let mut at = recs.first();
+    while let Some(cursor) = at {
+        let rec = recs.record(cursor);
+        let flags = rec.flags();
+        if crate::rfcore::registry::walk_takes(flags) {
+            let unique = if flags.count() == 1 && flags.any(CALL_OPS_EN) {
+                recs.unique(rec)
+            } else {
+                None
+            };
+            let set = crate::kside::sites::literal_want(rec.ip(), lock);
+            if let Some((now, want)) = arch.literal_holds(rec.ip(), flags, unique, set) {
+                STATS.shadow_checks.add(1, Relaxed);
+                if now != want {
+                    shadow_diff(format_args!(
+                        "literal of {:#x} flags {:#x} holds {:#x}, must hold {:#x}",
+                        rec.ip(),
+                        flags.raw(),
+                        now,
+                        want
+                    ));
+                }
+            }
+        }
+        at = recs.next(cursor);
+    }
 }
 
 /// `__ftrace_replace_code()`: one record, the generic way; 0 or -errno

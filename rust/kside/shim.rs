@@ -89,6 +89,10 @@ unsafe extern "C" {
     /// The address of `ftrace_list_ops` (`list`) or `ftrace_nop_ops`.
     #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)]
     pub(crate) safe fn rftrace_shim_stub_ops(list: bool) -> c_ulong;
+    /// The 8 bytes at `addr`, read with a fault-safe accessor (0 if they
+    /// cannot be read): what a per-callsite literal holds.
+    #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)]
+    pub(crate) safe fn rftrace_shim_literal_read(addr: c_ulong) -> c_ulong;
     /// The shadow builds' test-only write failure: whether `ip` is the
     /// site named in `fail_write`, which it then clears (one `cmpxchg()`).
     pub(crate) safe fn rftrace_shim_take_fail_write(ip: c_ulong) -> bool;
@@ -189,6 +193,12 @@ same_prototype!(
     bindings::rftrace_shim_stub_ops,
     rftrace_shim_stub_ops,
     fn(bool) -> c_ulong
+);
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)]
+same_prototype!(
+    bindings::rftrace_shim_literal_read,
+    rftrace_shim_literal_read,
+    fn(c_ulong) -> c_ulong
 );
 same_prototype!(
     bindings::rftrace_shim_take_fail_write,

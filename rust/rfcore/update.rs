@@ -158,6 +158,19 @@ pub trait Arch {
     /// stores names no set. No default: a set a literal names that the
     /// registry did not hear of could be freed under it.
     fn literal_set(change: &Self::Change) -> Option<u64>;
+    /// For the shadow check after a pass: what the literal of the site at
+    /// `ip` holds now, read from the text (0 if it cannot be read), and
+    /// what it must hold for a record with `flags` (after the pass), the
+    /// unique ops `unique` and the published set `set` (the address of the
+    /// set's ops). `None` without literals. No default: a wrapper that did
+    /// not pass it on would check nothing.
+    fn literal_holds(
+        &mut self,
+        ip: u64,
+        flags: RecFlags,
+        unique: Option<u64>,
+        set: Option<u64>,
+    ) -> Option<(u64, u64)>;
 }
 
 /// A change the architecture has checked against the text: the only thing

@@ -446,6 +446,23 @@ impl Arch for Arm64 {
             Write::Insn { .. } => None,
         })
     }
+    fn literal_holds(
+        &mut self,
+        ip: u64,
+        flags: RecFlags,
+        unique: Option<u64>,
+        set: Option<u64>,
+    ) -> Option<(u64, u64)> {
+        let now = self
+            .literals
+            .get(&a64::literal_addr(ip))
+            .copied()
+            .unwrap_or(0);
+        Some((
+            now,
+            a64::literal_ops(flags, unique, set).addr(NOP_OPS, LIST_OPS),
+        ))
+    }
     fn call_site(entry: u64) -> Option<u64> {
         a64::call_site(entry, false)
     }

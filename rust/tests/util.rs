@@ -352,6 +352,16 @@ impl<T: X86Text> Arch for SimX86<T> {
         None
     }
 
+    fn literal_holds(
+        &mut self,
+        _ip: u64,
+        _flags: RecFlags,
+        _unique: Option<u64>,
+        _set: Option<u64>,
+    ) -> Option<(u64, u64)> {
+        None
+    }
+
     fn call_site(entry: u64) -> Option<u64> {
         x86c::call_site(entry)
     }
