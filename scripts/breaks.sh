@@ -17,7 +17,7 @@
 #                  in the core's compiled code)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock instance-probes-wait-under-locks instance-tracer-waits-under-lock perf-close-waits-under-lock probe-part-waits-under-lock direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-literal-stale site-set-unsorted"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock instance-probes-wait-under-locks instance-tracer-waits-under-lock latency-tracer-waits-under-lock perf-close-waits-under-lock probe-part-waits-under-lock direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-literal-stale site-set-unsorted"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
@@ -65,6 +65,12 @@ break_def() { # NAME
 		BREAK_PERL='s/\*pend = kzalloc\(sizeof\(\*pend\), GFP_KERNEL\);/*pend = NULL;/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:registry-slow-gp-instance-tracer.tc ;;
+	latency-tracer-waits-under-lock)
+		BREAK_WHAT="an instance's irqsoff tracer is stopped with its grace periods waited for under trace_types_lock (as 7.2): the same change as instance-tracer-waits-under-lock, caught by the latency tracer's test"
+		BREAK_FILE=/kernel/trace/ftrace.c
+		BREAK_PERL='s/\*pend = kzalloc\(sizeof\(\*pend\), GFP_KERNEL\);/*pend = NULL;/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:registry-slow-gp-latency.tc ;;
 	perf-close-waits-under-lock)
 		BREAK_WHAT="a perf function event's close waits for its grace periods with event_mutex held (as 7.2, without ftrace_lock)"
 		BREAK_FILE=/kernel/trace/trace_event_perf.c
