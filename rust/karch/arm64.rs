@@ -31,9 +31,9 @@ use crate::{
     rfcore::{
         arm64::{
             call_site,
-            plan_init,
             literal_addr,
             literal_ops,
+            plan_init,
             plan_literal,
             plan_update,
             verify_word,

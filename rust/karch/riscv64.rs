@@ -49,9 +49,9 @@ use crate::{
         record::Decision,
         riscv64::{
             call_site,
-            plan_init,
             literal_addr,
             literal_ops,
+            plan_init,
             plan_literal,
             plan_update,
             Check,
