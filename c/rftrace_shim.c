@@ -149,25 +149,32 @@ void rftrace_shim_sites_publish(unsigned long *table)
  * reader, and the normal one is kept for readers under rcu_read_lock().
  */
 static LLIST_HEAD(rftrace_retired);
+/*
+ * Sets a CALL_OPS literal has named: ftrace_caller() loads the literal
+ * with preemption on, so these also wait for synchronize_rcu_tasks().
+ */
+static LLIST_HEAD(rftrace_retired_named);
 
 static void rftrace_retire_fn(struct work_struct *work)
 {
-	struct llist_node *list, *pos, *next;
+	struct llist_node *list, *named, *pos, *next;
 
 	list = llist_del_all(&rftrace_retired);
-	if (!list)
+	named = llist_del_all(&rftrace_retired_named);
+	if (!list && !named)
 		return;
 	synchronize_rcu_tasks_rude();
-	/* A literal is read with preemption on (ftrace_caller()). */
-	if (IS_ENABLED(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS))
+	if (named)
 		synchronize_rcu_tasks();
 	synchronize_rcu();
 	llist_for_each_safe(pos, next, list)
 		kvfree(pos);
+	llist_for_each_safe(pos, next, named)
+		kvfree(pos);
 }
 static DECLARE_WORK(rftrace_retire_work, rftrace_retire_fn);
 
-void rftrace_shim_retire(unsigned long *block)
+void rftrace_shim_retire(unsigned long *block, bool literal)
 {
 	static_assert(sizeof(struct llist_node) == sizeof(unsigned long));
 
@@ -181,7 +188,8 @@ void rftrace_shim_retire(unsigned long *block)
 		kvfree(block);
 		return;
 	}
-	llist_add((struct llist_node *)block, &rftrace_retired);
+	llist_add((struct llist_node *)block,
+		  literal ? &rftrace_retired_named : &rftrace_retired);
 	schedule_work(&rftrace_retire_work);
 }
 

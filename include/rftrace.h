@@ -344,10 +344,11 @@ void rftrace_shim_cond_resched(void);
 void rftrace_shim_sites_publish(unsigned long *table);
 /*
  * Frees the kvmalloc()ed @block after the grace periods that end every
- * reader of the set table (from a worker; never waits itself).  Word 0 of
- * @block becomes the retirement link.
+ * reader of the set table, and with @literal (a CALL_OPS literal has named
+ * the set) every caller that may have loaded the literal (from a worker;
+ * never waits itself).  Word 0 of @block becomes the retirement link.
  */
-void rftrace_shim_retire(unsigned long *block);
+void rftrace_shim_retire(unsigned long *block, bool literal);
 
 /*
  * Writes the 5-byte @insn at @ip: queued if the text is live, else directly.

@@ -47,6 +47,7 @@ use crate::rfcore::siteset::{
     Block,
     Mem,
     NoMem,
+    Readers,
     Seq,
     SiteStats,
     Sites, //
@@ -79,9 +80,13 @@ impl<T> Seq<T> for KVVec<T> {
 ///
 /// `words` is never resized, so its buffer stays where readers found it;
 /// when the block is dropped the buffer goes to the shim's retirement
-/// worker, which frees it after the grace periods that end every reader.
+/// worker, which frees it after the grace periods that end every reader
+/// `readers` names.
 struct KBlock {
     words: ManuallyDrop<KVVec<Atomic<usize>>>,
+    /// Who may read the block: until it is retired, the table's readers
+    /// only, unless [`Mem::retire`] says otherwise.
+    readers: Readers,
 }
 
 impl Block for KBlock {
@@ -114,7 +119,7 @@ impl Drop for KBlock {
         // (every block has its link word) that no Rust value owns any
         // more; the worker frees it after the readers that may still hold
         // it are done (type invariants).
-        unsafe { bindings::rftrace_shim_retire(ptr.cast()) };
+        unsafe { bindings::rftrace_shim_retire(ptr.cast(), self.readers == Readers::Literal) };
     }
 }
 
@@ -147,14 +152,16 @@ impl Mem for KMem {
         unsafe { v.inc_len(n) };
         Some(KBlock {
             words: ManuallyDrop::new(v),
+            readers: Readers::Table,
         })
     }
 
-    fn retire(&mut self, b: KBlock) {
+    fn retire(&mut self, mut b: KBlock, readers: Readers) {
         // A table still published must never go: readers would find it.
         if b.addr() == self.published {
             self.publish(None);
         }
+        b.readers = readers;
         drop(b);
     }
 

@@ -126,6 +126,19 @@ pub trait Block {
     fn addr(&self) -> usize;
 }
 
+/// Which readers may still hold a block that is retired: what the
+/// retirement has to wait for.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Readers {
+    /// Only the list function, which reads the table and the sets it
+    /// finds there with preemption disabled.
+    Table,
+    /// Also a call site whose per-site literal named the set: the
+    /// `CALL_OPS` caller loads the literal with preemption enabled, before
+    /// the set's function disables it.
+    Literal,
+}
+
 /// Where the sets and tables come from and go to.
 pub trait Mem {
     /// A published block.
@@ -137,8 +150,8 @@ pub trait Mem {
     /// A block of `words` zeroed words.
     fn alloc(&mut self, words: usize) -> Option<Self::Block>;
     /// `b` is no longer reachable by new readers: free it after the
-    /// readers that may hold it are done.
-    fn retire(&mut self, b: Self::Block);
+    /// `readers` that may hold it are done.
+    fn retire(&mut self, b: Self::Block, readers: Readers);
     /// Makes `table` the table readers look up (one pointer store).
     fn publish(&mut self, table: Option<&Self::Block>);
     /// Words of the `ftrace_ops` every set block starts with
@@ -172,8 +185,22 @@ struct SetRec<B> {
     /// architectures): the set lives on until the update pass has pointed
     /// them elsewhere.
     lits: usize,
+    /// A literal has named this set: its retirement waits for the
+    /// literal's readers too ([`Readers::Literal`]).
+    named: bool,
     /// Hash of its ops, for interning.
     hash: u64,
+}
+
+impl<B> SetRec<B> {
+    /// Who may still read the set when it goes.
+    fn readers(&self) -> Readers {
+        if self.named {
+            Readers::Literal
+        } else {
+            Readers::Table
+        }
+    }
 }
 
 /// Counters, shown in the stats file.
@@ -627,13 +654,13 @@ impl<M: Mem> Sites<M> {
             return;
         }
         if let Some(t) = self.table.take() {
-            self.mem.retire(t);
+            self.mem.retire(t, Readers::Table);
         }
         let mut sets = self.mem.vec();
         core::mem::swap(&mut sets, &mut self.sets);
         for s in sets.items_mut() {
             if let Some(b) = s.block.take() {
-                self.mem.retire(b);
+                self.mem.retire(b, s.readers());
             }
         }
         self.logical.clear();
@@ -670,6 +697,7 @@ impl<M: Mem> Sites<M> {
         *l = id;
         if let Some(s) = self.sets.items_mut().get_mut(id as usize) {
             s.lits = s.lits.saturating_add(1);
+            s.named = true;
             self.stats.literals = self.stats.literals.saturating_add(1);
         }
         if let Some(s) = self.sets.items_mut().get_mut(old as usize) {
@@ -680,7 +708,7 @@ impl<M: Mem> Sites<M> {
                     self.stats.sets = self.stats.sets.saturating_sub(1);
                     self.stats.bytes = self.stats.bytes.saturating_sub(words_bytes(b.words()));
                     self.stats.retired = self.stats.retired.saturating_add(1);
-                    self.mem.retire(b);
+                    self.mem.retire(b, s.readers());
                 }
             }
         }
@@ -857,7 +885,7 @@ impl<M: Mem> Sites<M> {
         self.mem.publish(Some(&t));
         if let Some(old) = self.table.replace(t) {
             self.stats.bytes = self.stats.bytes.saturating_sub(words_bytes(old.words()));
-            self.mem.retire(old);
+            self.mem.retire(old, Readers::Table);
             self.stats.retired = self.stats.retired.saturating_add(1);
         }
         self.stats.bytes = self.stats.bytes.saturating_add(words_bytes(words));
@@ -1016,6 +1044,7 @@ impl<M: Mem> Sites<M> {
             block: Some(b),
             refs: 0,
             lits: 0,
+            named: false,
             hash,
         };
         self.stats.sets = self.stats.sets.saturating_add(1);
@@ -1049,7 +1078,7 @@ impl<M: Mem> Sites<M> {
                 self.stats.sets = self.stats.sets.saturating_sub(1);
                 self.stats.bytes = self.stats.bytes.saturating_sub(words_bytes(b.words()));
                 self.stats.retired = self.stats.retired.saturating_add(1);
-                self.mem.retire(b);
+                self.mem.retire(b, s.readers());
             }
         }
     }

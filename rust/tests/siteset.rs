@@ -12,6 +12,7 @@ use crate::rfcore::siteset::{
     Block,
     Mem,
     NoMem,
+    Readers,
     Seq,
     Sites, //
 };
@@ -74,7 +75,7 @@ impl Block for HBlock {
 struct HMem<const H: usize = 0> {
     allocs: usize,
     fail_after: Option<usize>,
-    retired: Vec<HBlock>,
+    retired: Vec<(HBlock, Readers)>,
     /// Each set block's address, header mark, length and first ops, as
     /// `init_set` saw it.
     inited: Vec<(usize, usize, usize, usize)>,
@@ -111,8 +112,8 @@ impl<const H: usize> Mem for HMem<H> {
         self.allocs += 1;
         Some(HBlock((0..words).map(|_| AtomicUsize::new(0)).collect()))
     }
-    fn retire(&mut self, b: HBlock) {
-        self.retired.push(b);
+    fn retire(&mut self, b: HBlock, readers: Readers) {
+        self.retired.push((b, readers));
     }
     fn publish(&mut self, table: Option<&HBlock>) {
         self.published = table.map_or(0, |t| t.addr());
@@ -141,6 +142,8 @@ struct World<const H: usize = 0> {
     count: BTreeMap<usize, u32>,
     /// Records whose counts were set without a walk (module enable).
     unwalked: BTreeSet<usize>,
+    /// Every block a literal has named.
+    named_ever: BTreeSet<usize>,
     nrec: usize,
 }
 
@@ -152,6 +155,7 @@ impl<const H: usize> World<H> {
             filter: BTreeMap::new(),
             count: (0..nrec).map(|i| (ip(i), 0)).collect(),
             unwalked: BTreeSet::new(),
+            named_ever: BTreeSet::new(),
             nrec,
         }
     }
@@ -258,7 +262,13 @@ impl<const H: usize> World<H> {
             }
         }
         // No retired block is still reachable.
-        let retired: BTreeSet<usize> = self.sites.mem().retired.iter().map(|b| b.addr()).collect();
+        let retired: BTreeSet<usize> = self
+            .sites
+            .mem()
+            .retired
+            .iter()
+            .map(|(b, _)| b.addr())
+            .collect();
         let mut bad = None;
         self.sites.each_site(|i, set| {
             if retired.contains(&set) {
@@ -493,6 +503,9 @@ fn literal_pass<const H: usize>(
                 lits.insert(i, target);
             }
             w.sites.literal_written(i, target);
+            if target != 0 {
+                w.named_ever.insert(target);
+            }
             written += 1;
         }
     }
@@ -506,7 +519,21 @@ fn check_literals<const H: usize>(
     lits: &BTreeMap<usize, usize>,
     settled: bool,
 ) -> Result<(), String> {
-    let retired: BTreeSet<usize> = w.sites.mem().retired.iter().map(|b| b.addr()).collect();
+    let retired: BTreeSet<usize> = w
+        .sites
+        .mem()
+        .retired
+        .iter()
+        .map(|(b, _)| b.addr())
+        .collect();
+    for (b, r) in &w.sites.mem().retired {
+        if *r == Readers::Table && w.named_ever.contains(&b.addr()) {
+            return Err(format!(
+                "{:#x}: a literal named it, and it was retired for the table's readers only",
+                b.addr()
+            ));
+        }
+    }
     for (&i, &addr) in lits {
         if retired.contains(&addr) {
             return Err(format!("{i:#x}: its literal names a retired set {addr:#x}"));
