@@ -32,7 +32,6 @@ use crate::{
         arm64::{
             call_site,
             literal_addr,
-            literal_ops,
             plan_init,
             plan_literal,
             plan_update,
@@ -132,9 +131,7 @@ impl Arch for Arm64<'_> {
         unique: Option<u64>,
         set: Option<u64>,
     ) -> Option<(u64, u64)> {
-        let (nop, list) = common::stub_ops();
-        let want = literal_ops(flags, unique, set).addr(nop, list);
-        Some((common::literal_now(literal_addr(ip)), want))
+        common::literal_holds(literal_addr(ip), flags, unique, set)
     }
 
     fn call_site(entry: u64) -> Option<u64> {

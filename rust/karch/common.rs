@@ -20,7 +20,11 @@ use kernel::{
 use crate::{
     kside::env::word,
     rfcore::{
-        flags::CALL_OPS_EN,
+        arm64::literal_ops,
+        flags::{
+            RecFlags,
+            CALL_OPS_EN, //
+        },
         record::Decision,
         update::Facts, //
     },
@@ -61,14 +65,22 @@ pub(crate) fn check_unique(facts: &Facts, decision: &Decision) {
 }
 
 /// CALL_OPS, for the shadow check: what the literal at `addr` holds now
-/// (0 if it cannot be read).
+/// (0 if it cannot be read), and what it should hold for a record with
+/// `flags`, its unique ops and its published set (`Arch::literal_holds`).
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)]
-pub(crate) fn literal_now(addr: u64) -> u64 {
+pub(crate) fn literal_holds(
+    addr: u64,
+    flags: RecFlags,
+    unique: Option<u64>,
+    set: Option<u64>,
+) -> Option<(u64, u64)> {
     use crate::kside::{
         env::c_word,
         shim::rftrace_shim_literal_read, //
     };
-    word(rftrace_shim_literal_read(c_word(addr)))
+    let (nop, list) = stub_ops();
+    let want = literal_ops(flags, unique, set).addr(nop, list);
+    Some((word(rftrace_shim_literal_read(c_word(addr))), want))
 }
 
 /// CALL_OPS: the addresses of the kernel's two static ops a literal holds

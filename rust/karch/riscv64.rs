@@ -50,7 +50,6 @@ use crate::{
         riscv64::{
             call_site,
             literal_addr,
-            literal_ops,
             plan_init,
             plan_literal,
             plan_update,
@@ -189,9 +188,7 @@ impl Arch for Riscv64<'_> {
         unique: Option<u64>,
         set: Option<u64>,
     ) -> Option<(u64, u64)> {
-        let (nop, list) = common::stub_ops();
-        let want = literal_ops(flags, unique, set).addr(nop, list);
-        Some((common::literal_now(literal_addr(ip)), want))
+        common::literal_holds(literal_addr(ip), flags, unique, set)
     }
 
     fn call_site(entry: u64) -> Option<u64> {
