@@ -22,13 +22,17 @@ use kernel::{
             __GFP_ZERO, //
             GFP_KERNEL,
         },
+        kvec::PushError,
         KVVec, //
     },
     bindings,
-    sync::atomic::{
-        Atomic,
-        Relaxed,
-        Release, //
+    sync::{
+        atomic::{
+            Atomic,
+            Relaxed,
+            Release, //
+        },
+        barrier::smp_wmb,
     },
 };
 
@@ -63,7 +67,12 @@ impl<T> Seq<T> for KVVec<T> {
         self
     }
     fn push(&mut self, v: T) -> Result<(), NoMem> {
-        KVVec::push(self, v, GFP_KERNEL).map_err(|_| NoMem)
+        // Inline while there is room (most pushes: the registry reserves
+        // before its walks); the allocation out of line.
+        match self.push_within_capacity(v) {
+            Ok(()) => Ok(()),
+            Err(PushError(v)) => KVVec::push(self, v, GFP_KERNEL).map_err(|_| NoMem),
+        }
     }
     fn clear(&mut self) {
         KVVec::clear(self)
@@ -103,6 +112,15 @@ impl Block for KBlock {
     fn store(&self, i: usize, v: usize) {
         if let Some(w) = self.words.get(i) {
             w.store(v, Release);
+        }
+    }
+    fn put(&self, i: usize, v: usize) {
+        // Inline, where `Atomic::store()` is an out-of-line helper.
+        if let Some(w) = self.words.get(i) {
+            // SAFETY: a live, aligned word of the block; a volatile store
+            // of an aligned machine word is one untorn store, as the C
+            // readers' `READ_ONCE()` expects (`WRITE_ONCE()`).
+            unsafe { core::ptr::write_volatile(w.as_ptr(), v) };
         }
     }
     fn addr(&self) -> usize {
@@ -184,6 +202,10 @@ impl Mem for KMem {
         // next publication (`retire()` above unpublishes it first).
         unsafe { bindings::rftrace_shim_sites_publish(ptr.cast()) };
         self.published = ptr as usize;
+    }
+
+    fn order_stores(&self) {
+        smp_wmb();
     }
 }
 

@@ -122,6 +122,11 @@ pub trait Block {
     /// Stores `v` into word `i` with release ordering (ignored beyond the
     /// end).
     fn store(&self, i: usize, v: usize);
+    /// Stores `v` into word `i` as one untorn store with no ordering of
+    /// its own (ignored beyond the end): for a word of a block no reader
+    /// can find yet, for a word whose readers accept either value, or
+    /// after [`Mem::order_stores`].
+    fn put(&self, i: usize, v: usize);
     /// The address readers know the block by.
     fn addr(&self) -> usize;
 }
@@ -154,6 +159,10 @@ pub trait Mem {
     fn retire(&mut self, b: Self::Block, readers: Readers);
     /// Makes `table` the table readers look up (one pointer store).
     fn publish(&mut self, table: Option<&Self::Block>);
+    /// Orders every store made before it before every store made after
+    /// it, for readers on other CPUs (a write barrier): a set's words
+    /// before the [`Block::put`] of its address.
+    fn order_stores(&self);
     /// Words of the `ftrace_ops` every set block starts with
     /// ([`layout::SET_FOPS`]): 0, or on `CALL_OPS` architectures the size
     /// of a `struct ftrace_ops` in words, so that a literal can name the
@@ -357,14 +366,29 @@ impl<M: Mem> Sites<M> {
             Some(_) => 1usize.checked_shl(self.bits).unwrap_or(0),
             None => 0,
         };
-        let n = n.min(total.saturating_sub(self.used));
-        let need = self.used.saturating_add(n).saturating_mul(2);
+        // Slots of sites no ops traces any more are reused when those sites
+        // come back, and dropped by a rebuild: count the live ones only,
+        // or every registration would rebuild the table.
+        let live = self.live_bound();
+        let n = n.min(total.saturating_sub(live));
+        let need = live.saturating_add(n).saturating_mul(2);
         if need > slots {
             let r = self.rebuild_for(n).and_then(|()| self.dirty.reserve(n));
             if r.is_err() {
                 self.fail();
             }
         }
+    }
+
+    /// At least the number of slots a rebuild keeps: the sites with a set
+    /// or an unknown one, and those a literal names.
+    fn live_bound(&self) -> usize {
+        let n = self
+            .stats
+            .sites
+            .saturating_add(self.stats.unknown)
+            .saturating_add(self.stats.literals);
+        usize::try_from(n).unwrap_or(usize::MAX)
     }
 
     /// The walk is over.
@@ -436,6 +460,9 @@ impl<M: Mem> Sites<M> {
         let Some(t) = &self.table else {
             return;
         };
+        // The sets' words, written when they were made, before their
+        // addresses.
+        self.mem.order_stores();
         for &slot in self.dirty.items() {
             let slot = slot as usize;
             let Some(v) = self.logical.items_mut().get_mut(slot) else {
@@ -448,7 +475,7 @@ impl<M: Mem> Sites<M> {
                 .get(*v as usize)
                 .and_then(|s| s.block.as_ref())
                 .map_or(0, |b| b.addr());
-            t.store(Self::slot_word(slot).saturating_add(1), addr);
+            t.put(Self::slot_word(slot).saturating_add(1), addr);
         }
         self.dirty.clear();
         self.retire_unused();
@@ -787,7 +814,9 @@ impl<M: Mem> Sites<M> {
         if t.load(w) == 0 {
             self.used = self.used.saturating_add(1);
         }
-        t.store(w, ip);
+        // Its set word is 0: a reader finding the ip walks, until the
+        // publish that orders its set before the set's address.
+        t.put(w, ip);
         Ok(slot)
     }
 
@@ -824,8 +853,10 @@ impl<M: Mem> Sites<M> {
         let slots = 1usize.checked_shl(bits).ok_or(NoMem)?;
         let words = Self::slot_word(slots);
         let t = self.mem.alloc(words).ok_or(NoMem)?;
-        t.store(layout::TABLE_SHIFT, 64usize.saturating_sub(bits as usize));
-        t.store(layout::TABLE_MASK, slots.wrapping_sub(1));
+        // No reader finds the table before `Mem::publish`, which orders
+        // its words before its address.
+        t.put(layout::TABLE_SHIFT, 64usize.saturating_sub(bits as usize));
+        t.put(layout::TABLE_MASK, slots.wrapping_sub(1));
         let mut logical: M::Vec<u32> = self.mem.vec();
         let mut lits: M::Vec<u32> = self.mem.vec();
         let mut dirty: M::Vec<u32> = self.mem.vec();
@@ -861,8 +892,8 @@ impl<M: Mem> Sites<M> {
                     } else {
                         self.block_of(word & VALUE).map_or(0, |b| b.addr())
                     };
-                    t.store(w.saturating_add(1), addr);
-                    t.store(w, ip);
+                    t.put(w.saturating_add(1), addr);
+                    t.put(w, ip);
                     if let Some(l) = logical.items_mut().get_mut(j) {
                         *l = word;
                     }
@@ -915,9 +946,11 @@ impl<M: Mem> Sites<M> {
         }
         if let Some(t) = &self.table {
             // A site just inserted, or staged already, has no set word.
+            // A reader sees the old set or 0 (it walks): either is right
+            // until the operation's grace periods.
             let w = Self::slot_word(slot).saturating_add(1);
             if t.load(w) != 0 {
-                t.store(w, 0);
+                t.put(w, 0);
             }
         }
         self.stats.updates = self.stats.updates.saturating_add(1);
@@ -1036,9 +1069,9 @@ impl<M: Mem> Sites<M> {
         let words = Self::OPS.saturating_add(ops.len());
         let b = self.mem.alloc(words).ok_or(NoMem)?;
         for (i, &o) in ops.iter().enumerate() {
-            b.store(Self::OPS.saturating_add(i), o);
+            b.put(Self::OPS.saturating_add(i), o);
         }
-        b.store(Self::LEN, ops.len());
+        b.put(Self::LEN, ops.len());
         self.mem.init_set(&b);
         let rec = SetRec {
             block: Some(b),

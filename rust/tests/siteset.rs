@@ -64,6 +64,11 @@ impl Block for HBlock {
             w.store(v, Ordering::Release)
         }
     }
+    fn put(&self, i: usize, v: usize) {
+        if let Some(w) = self.0.get(i) {
+            w.store(v, Ordering::Relaxed)
+        }
+    }
     fn addr(&self) -> usize {
         self.0.as_ptr() as usize
     }
@@ -118,6 +123,9 @@ impl<const H: usize> Mem for HMem<H> {
     fn publish(&mut self, table: Option<&HBlock>) {
         self.published = table.map_or(0, |t| t.addr());
         self.publishes += 1;
+    }
+    fn order_stores(&self) {
+        std::sync::atomic::fence(Ordering::Release);
     }
 }
 
@@ -468,6 +476,29 @@ fn a_module_loaded_again_and_again_reuses_its_gone_slots() {
     // 2,000 sites made and gone: without reuse the 1,024-slot table would
     // have grown at 512.
     assert_eq!(w.sites.stats().tables, 1);
+}
+
+#[test]
+fn a_tracer_switched_on_and_off_keeps_its_table() {
+    // The function tracer on a 1000-function filter, on and off again:
+    // the sites' slots stay and are reused; the table is built once.
+    let mut w = World::<0>::new(3000);
+    let filter: BTreeSet<usize> = (0..1000).map(|i| ip(3 * i)).collect();
+    for _ in 0..20 {
+        w.register(op(0), filter.clone());
+        w.check().unwrap();
+        w.unregister(op(0));
+        w.check().unwrap();
+    }
+    assert_eq!(w.sites.stats().tables, 1, "{:?}", w.sites.stats());
+    // Other sites come: the dead slots do not count as live, and the table
+    // grows once for the live ones.
+    let other: BTreeSet<usize> = (0..1000).map(|i| ip(3 * i + 1)).collect();
+    w.register(op(0), filter);
+    w.register(op(1), other);
+    w.check().unwrap();
+    let s = w.sites.stats();
+    assert_eq!((s.sites, s.tables), (2000, 2), "{s:?}");
 }
 
 // ---------------------------------------------------------------------
