@@ -815,8 +815,9 @@ impl<M: Mem> Sites<M> {
             self.used = self.used.saturating_add(1);
         }
         // Its set word is 0: a reader finding the ip walks, until the
-        // publish that orders its set before the set's address.
-        t.put(w, ip);
+        // publish that orders its set before the set's address. A release
+        // store: a reused slot's cleared set word before its new ip.
+        t.store(w, ip);
         Ok(slot)
     }
 
