@@ -198,8 +198,6 @@ void rftrace_shim_set_init(unsigned long *set)
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS
 	struct ftrace_ops *ops = (struct ftrace_ops *)&set[RFTRACE_SET_FOPS];
 
-	static_assert(RFTRACE_SET_HEADER * sizeof(unsigned long) >=
-		      sizeof(struct ftrace_ops));
 	/* The block is zeroed: no direct call, no hashes, no trampoline. */
 	ops->func = rftrace_set_func;
 	ops->flags = FTRACE_OPS_FL_STUB | FTRACE_OPS_FL_INITIALIZED;

@@ -9,6 +9,8 @@
 
 #include <asm/barrier.h>
 #include <linux/compiler.h>
+#include <linux/ftrace.h>
+#include <linux/math.h>
 #include <linux/types.h>
 
 struct dyn_ftrace;
@@ -272,14 +274,22 @@ long rftrace_init_nops(struct module *mod, struct ftrace_page *pgs,
 #define RFTRACE_SITES_SHIFT	1
 #define RFTRACE_SITES_MASK	2
 #define RFTRACE_SITES_SLOTS	3
-#ifdef CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS
-#define RFTRACE_SET_HEADER	32
-#else
-#define RFTRACE_SET_HEADER	0
-#endif
 #define RFTRACE_SET_FOPS	1
-#define RFTRACE_SET_LEN		(1 + RFTRACE_SET_HEADER)
-#define RFTRACE_SET_OPS		(2 + RFTRACE_SET_HEADER)
+/*
+ * The header's words follow from the type: struct ftrace_ops grows with
+ * lockdep, DEBUG_MUTEXES and KASAN.  Enumerators, not macros, so that
+ * bindgen gives the Rust core the same values as the compiler gives C.
+ */
+enum {
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS
+	RFTRACE_SET_HEADER = DIV_ROUND_UP(sizeof(struct ftrace_ops),
+					  sizeof(unsigned long)),
+#else
+	RFTRACE_SET_HEADER = 0,
+#endif
+	RFTRACE_SET_LEN = 1 + RFTRACE_SET_HEADER,
+	RFTRACE_SET_OPS = 2 + RFTRACE_SET_HEADER,
+};
 #define RFTRACE_SITES_HASH	0x61c8864680b583ebULL
 
 extern unsigned long *rftrace_sites;
