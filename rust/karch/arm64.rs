@@ -117,13 +117,6 @@ impl Arch for Arm64<'_> {
         plan_literal(facts, decision, BTI, caller, self.plt(facts.ip))
     }
 
-    fn literal_set(change: &Arm64Change) -> Option<u64> {
-        change.plan.writes.iter().find_map(|w| match w {
-            Write::Literal { ops, .. } => Some(ops.set().unwrap_or(0)),
-            Write::Insn { .. } => None,
-        })
-    }
-
     fn literal_holds(
         &mut self,
         ip: u64,
@@ -163,25 +156,37 @@ impl Arch for Arm64<'_> {
         Ok(())
     }
 
-    fn write(&mut self, change: &Checked<Arm64Change>) -> Result<(), Failure> {
+    fn write(
+        &mut self,
+        change: &Checked<Arm64Change>,
+        literal: &mut dyn FnMut(u64),
+    ) -> Result<(), Failure> {
         let (nop, list) = common::stub_ops();
         for w in change.plan.writes {
-            let ret = match w {
-                // SAFETY: `addr` is the 8-byte aligned literal slot before
-                // the function of a checked site (`Site`); the shim writes
-                // it with one 64-bit store.
-                Write::Literal { addr, ops } => unsafe {
-                    bindings::rftrace_shim_literal_write(c_word(addr), c_word(ops.addr(nop, list)))
-                },
-                // SAFETY: `ip` is the checked, aligned instruction of a
-                // patch site; the shim patches it with one 32-bit store
-                // and the cache maintenance.
-                Write::Insn { ip, new, .. } => unsafe {
-                    bindings::rftrace_shim_insn_write(c_word(ip), new)
-                },
-            };
-            if ret != 0 {
-                return Err(Failure::Write);
+            match w {
+                Write::Literal { addr, ops } => {
+                    // SAFETY: `addr` is the 8-byte aligned literal slot
+                    // before the function of a checked site (`Site`); the
+                    // shim writes it with one 64-bit store.
+                    let ret = unsafe {
+                        bindings::rftrace_shim_literal_write(
+                            c_word(addr),
+                            c_word(ops.addr(nop, list)),
+                        )
+                    };
+                    if ret != 0 {
+                        return Err(Failure::Write);
+                    }
+                    literal(ops.set().unwrap_or(0));
+                }
+                Write::Insn { ip, new, .. } => {
+                    // SAFETY: `ip` is the checked, aligned instruction of a
+                    // patch site; the shim patches it with one 32-bit
+                    // store and the cache maintenance.
+                    if unsafe { bindings::rftrace_shim_insn_write(c_word(ip), new) } != 0 {
+                        return Err(Failure::Write);
+                    }
+                }
             }
         }
         Ok(())

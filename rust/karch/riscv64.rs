@@ -119,17 +119,31 @@ fn read(check: &Check) -> Result<Insn, Failure> {
 }
 
 /// Writes the stores of `change` in order, under `text_mutex`; 0 or the
-/// first store's -errno.
-fn write_plan(change: &Checked<Riscv64Change>, _text: &TextLocked) -> c_int {
+/// first store's -errno. `literal` hears of each literal store that
+/// landed ([`Arch::write`]).
+fn write_plan(
+    change: &Checked<Riscv64Change>,
+    literal: &mut dyn FnMut(u64),
+    _text: &TextLocked,
+) -> c_int {
     let (nop, list) = common::stub_ops();
     for w in change.plan.writes {
         let ret = match w {
-            // SAFETY: `addr` is the 8-byte aligned literal of a checked
-            // site (`Site`); the shim stores it with one 64-bit store,
-            // under `text_mutex` (`_text`).
-            Write::Literal { addr, ops } => unsafe {
-                bindings::rftrace_shim_rv_literal_write(c_word(addr), c_word(ops.addr(nop, list)))
-            },
+            Write::Literal { addr, ops } => {
+                // SAFETY: `addr` is the 8-byte aligned literal of a checked
+                // site (`Site`); the shim stores it with one 64-bit store,
+                // under `text_mutex` (`_text`).
+                let ret = unsafe {
+                    bindings::rftrace_shim_rv_literal_write(
+                        c_word(addr),
+                        c_word(ops.addr(nop, list)),
+                    )
+                };
+                if ret == 0 {
+                    literal(ops.set().unwrap_or(0));
+                }
+                ret
+            }
             // SAFETY: `ip` is the checked, 4-byte aligned slot of a patch
             // site; one 32-bit store under `text_mutex`.
             Write::Jalr { ip, new, .. } => unsafe {
@@ -174,13 +188,6 @@ impl Arch for Riscv64<'_> {
         Ok(plan_literal(facts, decision, shared_caller(false))?)
     }
 
-    fn literal_set(change: &Riscv64Change) -> Option<u64> {
-        change.plan.writes.iter().find_map(|w| match w {
-            Write::Literal { ops, .. } => Some(ops.set().unwrap_or(0)),
-            _ => None,
-        })
-    }
-
     fn literal_holds(
         &mut self,
         ip: u64,
@@ -206,14 +213,19 @@ impl Arch for Riscv64<'_> {
         Ok(())
     }
 
-    fn write(&mut self, change: &Checked<Riscv64Change>) -> Result<(), Failure> {
+    fn write(
+        &mut self,
+        change: &Checked<Riscv64Change>,
+        literal: &mut dyn FnMut(u64),
+    ) -> Result<(), Failure> {
         // The first initialisation is the only change made without
         // `text_mutex` held (see the module documentation): it takes the
         // lock; every other change checks that its caller holds it.
         let ret = if change.plan.auipc.is_none() {
-            TextLocked::with(|text| write_plan(change, text))
+            TextLocked::with(|text| write_plan(change, literal, text))
         } else {
-            TextLocked::held(|text| write_plan(change, text)).unwrap_or_else(|| EINVAL.to_errno())
+            TextLocked::held(|text| write_plan(change, literal, text))
+                .unwrap_or_else(|| EINVAL.to_errno())
         };
         if ret != 0 {
             return Err(Failure::Write);

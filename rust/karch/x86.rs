@@ -190,10 +190,6 @@ impl Arch for X86<'_> {
         Err(Failure::Encode(EncodeFault::Nothing))
     }
 
-    fn literal_set(_change: &X86Change) -> Option<u64> {
-        None
-    }
-
     fn literal_holds(
         &mut self,
         _ip: u64,
@@ -216,7 +212,12 @@ impl Arch for X86<'_> {
         change.verify(&read_text(change.ip)?)
     }
 
-    fn write(&mut self, change: &Checked<X86Change>) -> Result<(), Failure> {
+    /// x86 sites have no literal: `_literal` is never called.
+    fn write(
+        &mut self,
+        change: &Checked<X86Change>,
+        _literal: &mut dyn FnMut(u64),
+    ) -> Result<(), Failure> {
         // With modules, text_poke_early() stays after boot (it serves
         // module loading), so it can be called from here; without, it is
         // init code and only the shim's __ref path may reach it.

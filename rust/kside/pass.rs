@@ -481,10 +481,6 @@ impl<A: Arch> Arch for FailWrite<'_, A> {
         self.arch.plan_literal(facts, decision)
     }
 
-    fn literal_set(change: &A::Change) -> Option<u64> {
-        A::literal_set(change)
-    }
-
     fn literal_holds(
         &mut self,
         ip: u64,
@@ -507,14 +503,18 @@ impl<A: Arch> Arch for FailWrite<'_, A> {
         self.arch.check(change)
     }
 
-    fn write(&mut self, change: &Checked<A::Change>) -> Result<(), Failure> {
+    fn write(
+        &mut self,
+        change: &Checked<A::Change>,
+        literal: &mut dyn FnMut(u64),
+    ) -> Result<(), Failure> {
         if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
             let ip = crate::kside::env::c_word(A::ip(change));
             if crate::kside::shim::rftrace_shim_take_fail_write(ip) {
                 return Err(Failure::Write);
             }
         }
-        self.arch.write(change)
+        self.arch.write(change, literal)
     }
 
     fn flush(&mut self) {
@@ -646,7 +646,8 @@ pub(crate) fn init_groups<A: Arch>(
                 rec.set_flags(flags);
                 let init = arch.plan_init(rec.ip()).and_then(|change| {
                     let change = Checked::check(arch, change)?;
-                    arch.write(&change)
+                    // A first conversion names no set in a literal.
+                    arch.write(&change, &mut |_| {})
                 });
                 if let Err(failure) = init {
                     // The records before this one are done.

@@ -140,7 +140,20 @@ pub trait Arch {
     /// stores the literal, then the instruction, now. A plain
     /// [`Arch::Change`] cannot be written: only what [`Checked::check`]
     /// made.
-    fn write(&mut self, change: &Checked<Self::Change>) -> Result<(), Failure>;
+    ///
+    /// `literal` is called once for each literal store that landed, with
+    /// the set that literal names from then on (0: none) and before any
+    /// later store of the change is tried, so the registry's account of
+    /// what a literal names follows every store: a change whose
+    /// instruction store fails after its literal store has still
+    /// re-pointed the literal. No default: an implementation that stores a
+    /// literal without saying so would let the registry free a set a live
+    /// literal names.
+    fn write(
+        &mut self,
+        change: &Checked<Self::Change>,
+        literal: &mut dyn FnMut(u64),
+    ) -> Result<(), Failure>;
     /// Makes every queued write live.
     fn flush(&mut self);
     /// A rescheduling point between two records (`cond_resched()`).
@@ -153,11 +166,6 @@ pub trait Arch {
     /// not pass it on would leave literals stale.
     fn plan_literal(&mut self, facts: &Facts, decision: &Decision)
         -> Result<Self::Change, Failure>;
-    /// The set a change leaves the site's literal naming once written:
-    /// `None` if the change stores no literal, `Some(0)` if the literal it
-    /// stores names no set. No default: a set a literal names that the
-    /// registry did not hear of could be freed under it.
-    fn literal_set(change: &Self::Change) -> Option<u64>;
     /// For the shadow check after a pass: what the literal of the site at
     /// `ip` holds now, read from the text (0 if it cannot be read), and
     /// what it must hold for a record with `flags` (after the pass), the
@@ -185,7 +193,7 @@ pub trait Arch {
 /// ```compile_fail,E0308
 /// use rftrace::rfcore::update::{Arch, Failure};
 /// fn poke<A: Arch>(arch: &mut A, change: A::Change) -> Result<(), Failure> {
-///     arch.write(&change)
+///     arch.write(&change, &mut |_| {})
 /// }
 /// ```
 ///
@@ -272,8 +280,9 @@ pub trait Records {
     /// [`Records::literal_set`] says it is to name: a literal-only change
     /// is due although the record's flags do not change.
     fn literal_due(&mut self, rec: Self::Rec) -> bool;
-    /// The literal of the record's site names `set` now (0: no set), after
-    /// a change that stored it was written ([`Arch::literal_set`]).
+    /// The literal of the record's site names `set` now (0: no set): its
+    /// store landed ([`Arch::write`]), whether or not the rest of the
+    /// change did.
     fn literal_written(&mut self, rec: Self::Rec, set: u64);
 }
 
@@ -506,6 +515,22 @@ fn failed<R: Records>(
     }
 }
 
+/// Writes a checked change of `rec`, and tells `recs` of every literal
+/// store that landed, whether or not a later store of the change fails.
+fn write_change<R: Records, A: Arch>(
+    recs: &mut R,
+    arch: &mut A,
+    rec: R::Rec,
+    change: &Checked<A::Change>,
+) -> Result<(), Failure> {
+    let mut landed = None;
+    let result = arch.write(change, &mut |set| landed = Some(set));
+    if let Some(set) = landed {
+        recs.literal_written(rec, set);
+    }
+    result
+}
+
 /// The changes being written by pass two, and the batch they go into.
 struct Writer {
     queued: usize,
@@ -529,7 +554,7 @@ impl Writer {
         if self.queued > 0 && (self.queued >= A::BATCH_MAX || ip <= self.last_ip) {
             self.flush(arch, counts);
         }
-        if let Err(failure) = arch.write(change) {
+        if let Err(failure) = write_change(recs, arch, rec, change) {
             // A quarantined site was left a NOP: the batch goes on.
             if failed(recs, rec, decision.update, &failure, counts) {
                 return Ok(());
@@ -540,9 +565,6 @@ impl Writer {
         self.queued = self.queued.saturating_add(1);
         self.last_ip = ip;
         recs.store_flags(rec, decision.flags);
-        if let Some(set) = A::literal_set(change) {
-            recs.literal_written(rec, set);
-        }
         counts.count(decision.update);
         Ok(())
     }
@@ -744,13 +766,7 @@ pub fn update_one<R: Records, A: Arch>(
         let result = arch
             .plan_literal(&facts, &decision)
             .and_then(|change| Checked::check(arch, change))
-            .and_then(|change| {
-                arch.write(&change)?;
-                if let Some(set) = A::literal_set(&change) {
-                    recs.literal_written(rec, set);
-                }
-                Ok(())
-            });
+            .and_then(|change| write_change(recs, arch, rec, &change));
         return match result {
             Ok(()) => {
                 counts.count(Update::Ignore);
@@ -767,11 +783,7 @@ pub fn update_one<R: Records, A: Arch>(
     let result = arch.plan(&facts, &decision).and_then(|change| {
         recs.store_flags(rec, decision.flags);
         let change = Checked::check(arch, change)?;
-        arch.write(&change)?;
-        if let Some(set) = A::literal_set(&change) {
-            recs.literal_written(rec, set);
-        }
-        Ok(())
+        write_change(recs, arch, rec, &change)
     });
     match result {
         Ok(()) => {
@@ -829,7 +841,8 @@ pub fn single<R: Records, A: Arch>(
         Single::Init => {
             let change = arch.plan_init(ip)?;
             let change = Checked::check(arch, change)?;
-            return arch.write(&change);
+            // A first initialisation points the literal at no set.
+            return write_change(recs, arch, rec, &change);
         }
         Single::MakeCall { addr } => (Update::MakeCall, Some(addr), None),
         Single::ModifyCall { old, new } => (Update::ModifyCall, Some(new), Some(old)),
@@ -856,9 +869,5 @@ pub fn single<R: Records, A: Arch>(
     };
     let change = arch.plan(&facts, &decision)?;
     let change = Checked::check(arch, change)?;
-    arch.write(&change)?;
-    if let Some(set) = A::literal_set(&change) {
-        recs.literal_written(rec, set);
-    }
-    Ok(())
+    write_change(recs, arch, rec, &change)
 }

@@ -440,12 +440,6 @@ impl Arch for Arm64 {
     fn plan_literal(&mut self, facts: &Facts, decision: &Decision) -> Result<Arm64Change, Failure> {
         a64::plan_literal(facts, decision, false, Self::CALLER, self.plt_for(facts.ip))
     }
-    fn literal_set(change: &Arm64Change) -> Option<u64> {
-        change.plan.writes.iter().find_map(|w| match w {
-            Write::Literal { ops, .. } => Some(ops.set().unwrap_or(0)),
-            Write::Insn { .. } => None,
-        })
-    }
     fn literal_holds(
         &mut self,
         ip: u64,
@@ -483,12 +477,17 @@ impl Arch for Arm64 {
         }
         Ok(())
     }
-    fn write(&mut self, change: &Checked<Arm64Change>) -> Result<(), Failure> {
+    fn write(
+        &mut self,
+        change: &Checked<Arm64Change>,
+        literal: &mut dyn FnMut(u64),
+    ) -> Result<(), Failure> {
         for w in change.plan.writes {
             match w {
                 Write::Literal { addr, ops } => {
                     assert!(self.literals.contains_key(&addr), "literal {addr:#x}");
                     self.literals.insert(addr, ops.addr(NOP_OPS, LIST_OPS));
+                    literal(ops.set().unwrap_or(0));
                 }
                 Write::Insn { ip, new, .. } => {
                     assert!(self.words.contains_key(&ip), "insn {ip:#x}");
@@ -1956,4 +1955,38 @@ fn x86_has_no_literal_to_change() {
     assert_eq!(counts.literals, 0);
     assert!(!w.wrote_any());
     assert!(w.t.named.is_empty());
+}
+
+/// Issue 55, review item 2: the registry hears of a literal store as soon
+/// as it lands, not once the whole change is written. A site becoming a
+/// call with a set stores its literal, then its instruction; when the
+/// instruction store fails, the literal names the new set all the same,
+/// and the registry must know it (else it could free that set without
+/// waiting for the literal's readers).
+#[test]
+fn arm64_literal_store_is_known_when_the_instruction_store_fails() {
+    for pass in [true, false] {
+        let mut w = World::<Arm64>::kernel(3, false);
+        let ip = w.t.recs[1].ip;
+        w.t.recs[1].flags = 2;
+        w.t.sets.insert(1, SET_A);
+        *w.a.fail_write_at() = Some(ip);
+        let mut counts = Counts::default();
+        let r = if pass {
+            w.pass(true, &mut counts).map(|()| Update::MakeCall)
+        } else {
+            update_one(&mut Walk(&mut w.t), &mut w.a, 1, true, &mut counts)
+        };
+        // Quarantined in a pass (a NOP to become a call), an error from the
+        // single-record path: either way the instruction is as it was.
+        assert!(
+            r == Ok(Update::MakeCall) && w.t.quarantines.len() == 1 || r == Err(Failure::Write),
+            "{r:?}"
+        );
+        let (insn, lit) = w.state(1);
+        assert_eq!(insn, u64::from(A64_NOP));
+        // The literal store landed: the registry is told what it names.
+        assert_eq!(lit, SET_A);
+        assert_eq!(w.t.named.get(&1), Some(&SET_A), "pass {pass}");
+    }
 }

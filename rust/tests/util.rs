@@ -348,10 +348,6 @@ impl<T: X86Text> Arch for SimX86<T> {
         Err(Failure::Encode(EncodeFault::Nothing))
     }
 
-    fn literal_set(_change: &X86Change) -> Option<u64> {
-        None
-    }
-
     fn literal_holds(
         &mut self,
         _ip: u64,
@@ -385,7 +381,11 @@ impl<T: X86Text> Arch for SimX86<T> {
         }
     }
 
-    fn write(&mut self, change: &Checked<X86Change>) -> Result<(), Failure> {
+    fn write(
+        &mut self,
+        change: &Checked<X86Change>,
+        _literal: &mut dyn FnMut(u64),
+    ) -> Result<(), Failure> {
         let ip = change.ip;
         if self.text.site(ip).is_none() {
             self.breach(format!("write queued at {ip:#x}: not a site"));

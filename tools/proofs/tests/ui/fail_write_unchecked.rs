@@ -3,7 +3,7 @@
 use rftrace::rfcore::update::{Arch, Failure};
 
 fn poke<A: Arch>(arch: &mut A, change: A::Change) -> Result<(), Failure> {
-    arch.write(&change)
+    arch.write(&change, &mut |_| {})
 }
 
 fn main() {}
