@@ -144,9 +144,11 @@ void rftrace_shim_sites_publish(unsigned long *table)
 
 /*
  * Retired set-table blocks, each linked through its word 0, and the worker
- * that frees them.  The list function reads them with preemption disabled,
- * possibly where RCU is not watching: a rude grace period ends every such
- * reader, and the normal one is kept for readers under rcu_read_lock().
+ * that frees them.  The list function reads them with preemption disabled:
+ * synchronize_rcu() ends every such reader where RCU is watching.  Where
+ * it is not, the code is noinstr and has no call site on the architectures
+ * with ARCH_WANTS_NO_INSTR, where synchronize_rcu_tasks_rude() does
+ * nothing; it is called, as ftrace_shutdown() calls it, for the others.
  */
 static LLIST_HEAD(rftrace_retired);
 /*

@@ -261,8 +261,9 @@ long rftrace_init_nops(struct module *mod, struct ftrace_page *pgs,
  * There is always a table (an empty one while the core has none), and a
  * set is never empty.  Published with rcu_assign_pointer(); read with
  * preemption disabled;
- * retired blocks are freed after synchronize_rcu_tasks_rude() and
- * synchronize_rcu().
+ * retired blocks are freed after synchronize_rcu() (and the rude wait,
+ * a no-op where ARCH_WANTS_NO_INSTR keeps the list function out of code
+ * where RCU is not watching).
  *
  * With CALL_OPS a set starts, from word RFTRACE_SET_FOPS, with an
  * ftrace_ops of its own (RFTRACE_SET_HEADER words) whose function is
