@@ -122,9 +122,13 @@ static unsigned long rftrace_no_sites[RFTRACE_SITES_SLOTS + 4] = {
 };
 unsigned long *rftrace_sites __read_mostly = rftrace_no_sites;
 
-/* List calls served by a site's set and by the walk (shadow builds count). */
+/*
+ * List calls served by a site's set and by the walk, and set calls through
+ * a literal that walked because the set was stale (shadow builds count).
+ */
 DEFINE_PER_CPU(unsigned long, rftrace_set_calls);
 DEFINE_PER_CPU(unsigned long, rftrace_walk_calls);
+DEFINE_PER_CPU(unsigned long, rftrace_stale_calls);
 
 static unsigned long rftrace_sum(unsigned long __percpu *counter)
 {
@@ -777,6 +781,8 @@ static int rftrace_stats_show(struct seq_file *m, void *v)
 			   rftrace_sum(&rftrace_set_calls));
 		seq_printf(m, "list_calls_walked %lu\n",
 			   rftrace_sum(&rftrace_walk_calls));
+		seq_printf(m, "set_calls_stale %lu\n",
+			   rftrace_sum(&rftrace_stale_calls));
 	}
 	return 0;
 }

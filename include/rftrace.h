@@ -256,7 +256,8 @@ long rftrace_init_nops(struct module *mod, struct ftrace_page *pgs,
  * (ip * RFTRACE_SITES_HASH) >> shift and ends at an empty slot.  A set:
  * word RFTRACE_SET_LEN holds the number of ops, their addresses follow
  * from word RFTRACE_SET_OPS, in ftrace_ops_list order.  A set is filled
- * before its address is stored and never written again; a slot's set
+ * before its address is stored and never written again (but for its stale
+ * word, below); a slot's set
  * word is 0 while its site's set changes (the caller then walks the list).
  * There is always a table (an empty one while the core has none), and a
  * set is never empty.  Published with rcu_assign_pointer(); read with
@@ -278,13 +279,18 @@ long rftrace_init_nops(struct module *mod, struct ftrace_page *pgs,
 #define RFTRACE_SET_FOPS	1
 /*
  * The header's words follow from the type: struct ftrace_ops grows with
- * lockdep, DEBUG_MUTEXES and KASAN.  Enumerators, not macros, so that
- * bindgen gives the Rust core the same values as the compiler gives C.
+ * lockdep, DEBUG_MUTEXES and KASAN.  Its last word, RFTRACE_SET_STALE, is
+ * not 0 while a literal names the set at a site whose ops are changing
+ * (the set may hold an ops that left the site): rftrace_set_func() then
+ * walks the list.  It is the one word of a set written after publication.
+ * Enumerators, not macros, so that bindgen gives the Rust core the same
+ * values as the compiler gives C.
  */
 enum {
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS
 	RFTRACE_SET_HEADER = DIV_ROUND_UP(sizeof(struct ftrace_ops),
-					  sizeof(unsigned long)),
+					  sizeof(unsigned long)) + 1,
+	RFTRACE_SET_STALE = RFTRACE_SET_HEADER,
 #else
 	RFTRACE_SET_HEADER = 0,
 #endif

@@ -432,6 +432,12 @@ pub(crate) fn consistency(lock: &FtraceLocked) {
         }
         at = recs.next(cursor);
     }
+    // Every set a literal names at a site that wants another is marked
+    // stale, and no other set is.
+    STATS.consistency_checks.add(1, Relaxed);
+    if let Err(at) = crate::kside::sites::check_stale(lock) {
+        crate::kside::stats::consistency_diff(format_args!("stale mark wrong at {at:#x}"));
+    }
 }
 
 /// The plans kept between the check pass and the write pass.

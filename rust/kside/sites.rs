@@ -209,7 +209,18 @@ impl Mem for KMem {
     }
 }
 
-static SITES: FtraceState<Option<Sites<KMem>>> = FtraceState::new(None);
+static SITES: FtraceState<Option<Sites<KMem>>> = FtraceState::new(None, reset);
+
+/// A call found the sets lent already, and what it was to change (a walk's
+/// accounting, a publication) is lost: every set goes, as when the
+/// accounting went wrong ([`clear`]), so none is stale; the sites' callers
+/// walk the list until they are accounted again.
+fn reset(sites: &mut Option<Sites<KMem>>) {
+    if let Some(s) = sites {
+        s.clear();
+        mirror(s.stats());
+    }
+}
 
 /// The counters of the last publication, for the lockless stats reader.
 static COUNTERS: [Atomic<u64>; 10] = [const { Atomic::new(0) }; 10];
@@ -368,6 +379,12 @@ pub(crate) fn literal_written(ip: u64, lit: u64, lock: &FtraceLocked) {
     });
 }
 
+/// Whether the stale marks are right ([`Sites::check_stale`]): `Err` with
+/// the ip or set address found wrong.
+pub(crate) fn check_stale(lock: &FtraceLocked) -> Result<(), usize> {
+    with(lock, |s| s.check_stale()).unwrap_or(Ok(()))
+}
+
 /// The published set of the site at `ip`, into `out`: `Ok(false)` if it
 /// has none.
 pub(crate) fn published(
@@ -389,10 +406,16 @@ const _: () = {
     assert!(layout::SET_FOPS == bindings::RFTRACE_SET_FOPS as usize);
     assert!(layout::set_len(KMem::SET_HEADER) == bindings::RFTRACE_SET_LEN as usize);
     assert!(layout::set_ops(KMem::SET_HEADER) == bindings::RFTRACE_SET_OPS as usize);
+    // Bindgen's struct is the compiler's: the header holds it, then the
+    // stale word.
     assert!(
         KMem::SET_HEADER == 0
-            || KMem::SET_HEADER * core::mem::size_of::<usize>()
+            || (KMem::SET_HEADER - 1) * core::mem::size_of::<usize>()
                 >= core::mem::size_of::<bindings::ftrace_ops>()
+    );
+    assert!(
+        KMem::SET_HEADER == 0
+            || layout::set_stale(KMem::SET_HEADER) == bindings::RFTRACE_SET_STALE as usize
     );
     assert!(layout::HASH_MUL == bindings::RFTRACE_SITES_HASH);
     assert!(layout::LINK == 0);

@@ -16,7 +16,7 @@
 //! ([`Block`]), laid out as [`layout`] says. A table slot is an `{ip, set}`
 //! pair: the ip is written once, before the slot's set; the set word is
 //! changed with one store. A set block is filled before its address is
-//! stored and never written again. A reader that finds no slot, or a slot
+//! stored and never written again (but for its stale mark, below). A reader that finds no slot, or a slot
 //! whose set word is 0, walks the ops list as 7.2 does: a missing set costs
 //! speed, never correctness.
 //!
@@ -54,7 +54,8 @@ pub mod layout {
     /// Table: words from here are `{ip, set}` slot pairs.
     pub const TABLE_SLOTS: usize = 3;
     /// Set: the words from here are the set's own `ftrace_ops`
-    /// ([`Mem::SET_HEADER`] words; none on x86), which a per-site literal
+    /// ([`Mem::SET_HEADER`] words less one, its last word being the stale
+    /// mark, [`set_stale`]; no header on x86), which a per-site literal
     /// names on `CALL_OPS` architectures.
     ///
     /// [`Mem::SET_HEADER`]: super::Mem::SET_HEADER
@@ -76,6 +77,16 @@ pub mod layout {
     /// header of `header` words.
     pub const fn set_ops(header: usize) -> usize {
         SET_OPS.saturating_add(header)
+    }
+
+    /// The word of a set block with a header of `header` words (at least
+    /// one) that is not 0 while the set is *stale*: a literal names it at
+    /// a site whose ops are changing or have changed, so the set may hold
+    /// an ops that must no longer be called there. The set's function
+    /// then walks the list, as the list ops would. The one word of a set
+    /// that changes after it is published.
+    pub const fn set_stale(header: usize) -> usize {
+        header
     }
     /// The ip of a slot whose site has gone (module text freed): matches
     /// no call site.
@@ -180,6 +191,8 @@ const NONE: u32 = 0x3fff_ffff;
 /// The site's ops are not known: its callers walk.
 const UNKNOWN: u32 = 0x3fff_fffe;
 /// The slot is staged: its published set word is 0 until the next publish.
+/// In a word of `lits`: the literal's set is not the one the slot wants,
+/// and is counted in that set's `stale`.
 const DIRTY: u32 = 1 << 31;
 /// The value bits of a slot's logical word.
 const VALUE: u32 = !DIRTY;
@@ -197,6 +210,10 @@ struct SetRec<B> {
     /// A literal has named this set: its retirement waits for the
     /// literal's readers too ([`Readers::Literal`]).
     named: bool,
+    /// Slots whose literal names this set while they want another (staged,
+    /// or published and not rewritten yet): while not 0, the set's stale
+    /// word ([`layout::set_stale`]) is set.
+    stale: usize,
     /// Hash of its ops, for interning.
     hash: u64,
 }
@@ -252,10 +269,13 @@ pub struct SiteStats {
 /// - With a set header ([`Mem::SET_HEADER`], `CALL_OPS` architectures),
 ///   `lits` has one word per slot too (else it is empty and no literal
 ///   names a set): the set id the site's literal names
-///   (as [`Sites::literal_written`] was told), or [`NONE`]; `lits` of a
-///   set counts the slots naming it there. A set is retired only when
-///   neither a slot's logical value nor a literal names it, and a slot
-///   whose literal names a set is kept by every rebuild.
+///   (as [`Sites::literal_written`] was told), or [`NONE`], with
+///   [`DIRTY`] set exactly when that set is not the one the slot wants
+///   ([`Sites::literal_want`]); `lits` of a set counts the slots naming it
+///   there, `stale` those with [`DIRTY`], and the set's stale word is not
+///   0 exactly when `stale` is not. A set is retired only when neither a
+///   slot's logical value nor a literal names it, and a slot whose literal
+///   names a set is kept by every rebuild.
 pub struct Sites<M: Mem> {
     mem: M,
     table: Option<M::Block>,
@@ -477,6 +497,13 @@ impl<M: Mem> Sites<M> {
                 .map_or(0, |b| b.addr());
             t.put(Self::slot_word(slot).saturating_add(1), addr);
         }
+        if M::SET_HEADER > 0 {
+            for i in 0..self.dirty.items().len() {
+                if let Some(&slot) = self.dirty.items().get(i) {
+                    self.restale(slot as usize);
+                }
+            }
+        }
         self.dirty.clear();
         self.retire_unused();
         self.stats.publishes = self.stats.publishes.saturating_add(1);
@@ -557,6 +584,65 @@ impl<M: Mem> Sites<M> {
             }
         };
         self.name(slot, id);
+    }
+
+    /// Checks the stale marks (for the host tests and the shadow build):
+    /// a set is marked stale exactly while a literal names it at a site
+    /// that wants another set. `Err` with the ip of the first site, or
+    /// the block address of the first set, found wrong.
+    pub fn check_stale(&self) -> Result<(), usize> {
+        if M::SET_HEADER == 0 {
+            return Ok(());
+        }
+        let Some(t) = &self.table else {
+            return Ok(());
+        };
+        let mut counts: M::Vec<usize> = self.mem.vec();
+        for _ in self.sets.items() {
+            if counts.push(0).is_err() {
+                // No memory to check with: nothing is claimed.
+                return Ok(());
+            }
+        }
+        let slots = 1usize.checked_shl(self.bits).unwrap_or(0);
+        for i in 0..slots {
+            let raw = self.lits.items().get(i).copied().unwrap_or(NONE);
+            let id = raw & VALUE;
+            if id == NONE {
+                continue;
+            }
+            let due = self.wanted(i) != id;
+            if due != (raw & DIRTY != 0) {
+                return Err(t.load(Self::slot_word(i)));
+            }
+            if due {
+                if let Some(c) = counts.items_mut().get_mut(id as usize) {
+                    *c = c.saturating_add(1);
+                }
+            }
+        }
+        for (s, &c) in self.sets.items().iter().zip(counts.items()) {
+            let Some(b) = &s.block else {
+                continue;
+            };
+            let marked = b.load(layout::set_stale(M::SET_HEADER)) != 0;
+            if s.stale != c || marked != (c != 0) {
+                return Err(b.addr());
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the set at block address `addr` is marked stale.
+    pub fn is_stale(&self, addr: usize) -> bool {
+        M::SET_HEADER > 0
+            && self
+                .sets
+                .items()
+                .iter()
+                .filter_map(|s| s.block.as_ref())
+                .find(|b| b.addr() == addr)
+                .is_some_and(|b| b.load(layout::set_stale(M::SET_HEADER)) != 0)
     }
 
     /// Every site whose literal names a set, with the set's block address
@@ -673,6 +759,9 @@ impl<M: Mem> Sites<M> {
                 if let Some(l) = self.logical.items_mut().get_mut(slot) {
                     *l = NONE;
                 }
+                // No set is wanted now: every literal naming one is due,
+                // and its set stale.
+                self.restale(slot);
             }
             self.dirty.clear();
             self.memo.clear();
@@ -708,13 +797,55 @@ impl<M: Mem> Sites<M> {
 
     /// The set id the slot's literal names, or [`NONE`].
     fn named(&self, slot: usize) -> u32 {
-        self.lits.items().get(slot).copied().unwrap_or(NONE)
+        self.lits.items().get(slot).map_or(NONE, |&l| l & VALUE)
+    }
+
+    /// Keeps the slot's share of the stale count of the set its literal
+    /// names: the set is stale while the slot wants another one (its
+    /// logical set staged, or published and the literal not rewritten).
+    /// Call after every change of the slot's logical word or literal.
+    fn restale(&mut self, slot: usize) {
+        let Some(&raw) = self.lits.items().get(slot) else {
+            return;
+        };
+        let id = raw & VALUE;
+        let was = raw & DIRTY != 0;
+        let now = id != NONE && self.wanted(slot) != id;
+        if was == now {
+            return;
+        }
+        if let Some(l) = self.lits.items_mut().get_mut(slot) {
+            *l = if now { id | DIRTY } else { id };
+        }
+        self.count_stale(id, now);
+    }
+
+    /// One more (`up`) or one less slot makes the set `id` stale; stores
+    /// its stale word when that changes whether it is.
+    fn count_stale(&mut self, id: u32, up: bool) {
+        let Some(s) = self.sets.items_mut().get_mut(id as usize) else {
+            return;
+        };
+        let before = s.stale;
+        s.stale = if up {
+            before.saturating_add(1)
+        } else {
+            before.saturating_sub(1)
+        };
+        if (before == 0) != (s.stale == 0) {
+            if let Some(b) = &s.block {
+                // Release: a reader that sees the set unmarked again sees
+                // the literals rewritten before it.
+                b.store(layout::set_stale(M::SET_HEADER), usize::from(s.stale != 0));
+            }
+        }
     }
 
     /// The slot's literal names `id` now (or nothing: [`NONE`]): moves the
     /// literal counts, and retires a set nothing names any more.
     fn name(&mut self, slot: usize, id: u32) {
-        let old = self.named(slot);
+        let raw = self.lits.items().get(slot).copied().unwrap_or(NONE);
+        let old = raw & VALUE;
         if old == id {
             return;
         }
@@ -722,6 +853,9 @@ impl<M: Mem> Sites<M> {
             return;
         };
         *l = id;
+        if raw & DIRTY != 0 {
+            self.count_stale(old, false);
+        }
         if let Some(s) = self.sets.items_mut().get_mut(id as usize) {
             s.lits = s.lits.saturating_add(1);
             s.named = true;
@@ -739,6 +873,7 @@ impl<M: Mem> Sites<M> {
                 }
             }
         }
+        self.restale(slot);
         if self.failed && self.stats.literals == 0 {
             // The last literal of a cleared registry has moved on.
             self.clear();
@@ -875,8 +1010,10 @@ impl<M: Mem> Sites<M> {
         let mut used = 0usize;
         for i in 0..old_slots {
             let word = self.logical.items().get(i).copied().unwrap_or(NONE);
-            let lit = self.named(i);
-            if word & VALUE == NONE && lit == NONE {
+            // With its stale bit: the slot moves, its share of the count
+            // with it.
+            let lit = self.lits.items().get(i).copied().unwrap_or(NONE);
+            if word & VALUE == NONE && lit & VALUE == NONE {
                 continue;
             }
             let Some(old) = &self.table else {
@@ -945,6 +1082,9 @@ impl<M: Mem> Sites<M> {
         if let Some(l) = self.logical.items_mut().get_mut(slot) {
             *l = next | DIRTY;
         }
+        // A literal naming a set makes it stale from now on: the ops
+        // leaving this site must not be called through it.
+        self.restale(slot);
         if let Some(t) = &self.table {
             // A site just inserted, or staged already, has no set word.
             // A reader sees the old set or 0 (it walks): either is right
@@ -1079,6 +1219,7 @@ impl<M: Mem> Sites<M> {
             refs: 0,
             lits: 0,
             named: false,
+            stale: 0,
             hash,
         };
         self.stats.sets = self.stats.sets.saturating_add(1);

@@ -96,7 +96,8 @@ impl<const H: usize> Mem for HMem<H> {
     type Block = HBlock;
     const SET_HEADER: usize = H;
     fn init_set(&mut self, b: &HBlock) {
-        if H > 0 {
+        // The header's last word is the stale mark, not the ops'.
+        if H > 1 {
             b.store(layout::SET_FOPS, HEADER_MARK);
         }
         self.inited.push((
@@ -598,6 +599,36 @@ fn check_literals<const H: usize>(
     Ok(())
 }
 
+/// Issue 55, review item 1: what a call through a literal runs. A set
+/// that is not marked stale is called as it is, so it must hold only ops
+/// that trace the site now; a stale one walks the list (the current
+/// filters). An ops that left a site is never called there through a
+/// literal, from the moment its accounting walk staged the site.
+fn check_no_stray_call<const H: usize>(
+    w: &World<H>,
+    lits: &BTreeMap<usize, usize>,
+) -> Result<(), String> {
+    w.sites
+        .check_stale()
+        .map_err(|a| format!("stale marks wrong at {a:#x}"))?;
+    for (&i, &addr) in lits {
+        if w.sites.is_stale(addr) {
+            continue;
+        }
+        let mut out = Vec::new();
+        if !w.sites.ops_of(addr, &mut out).unwrap() {
+            continue;
+        }
+        let want = w.expected(i);
+        if let Some(o) = out.iter().find(|o| !want.contains(o)) {
+            return Err(format!(
+                "{i:#x}: its literal's set {out:x?} is not stale and calls {o:#x}, which left the site (wants {want:x?})"
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn run_literal_case<const H: usize>(seed: u64, steps: usize) -> Result<usize, String> {
     let mut rng = Rng::new(seed);
     let nrec = 30 + rng.below(200) as usize;
@@ -639,10 +670,13 @@ fn run_literal_case<const H: usize>(seed: u64, steps: usize) -> Result<usize, St
             }
         }
         // Between the operation and its pass the literals may name sets
-        // no slot names any more: those must still be alive.
+        // no slot names any more: those must still be alive, and no
+        // literal may call an ops that left its site.
         check_literals(&mut w, &lits, false).map_err(e)?;
+        check_no_stray_call(&w, &lits).map_err(e)?;
         written += literal_pass(&mut w, &mut lits).map_err(e)?;
         check_literals(&mut w, &lits, true).map_err(e)?;
+        check_no_stray_call(&w, &lits).map_err(e)?;
         // A second pass has nothing to do.
         if literal_pass(&mut w, &mut lits).map_err(e)? != 0 {
             return Err(e(String::from("a second pass wrote literals")));
@@ -750,4 +784,60 @@ fn a_cleared_registry_keeps_named_sets_until_their_literals_move() {
     assert!(lits.is_empty());
     let s = w.sites.stats();
     assert_eq!((s.sets, s.literals, s.bytes), (0, 0, 0), "{s:?}");
+}
+
+/// Issue 55, review item 1: a filter change removes an ops from sites
+/// whose literal names a set holding it. From the change's first walk
+/// (where 7.2's list walk stops calling the ops: the hash swap) the set is
+/// stale, so a call through the literal walks the list; it stays stale
+/// through a pass that never rewrites the literal (one that ended in
+/// `ftrace_bug()`), and is alive for as long as the literal names it. Its
+/// mark goes when the last literal naming it wants it again.
+#[test]
+fn a_literal_set_is_stale_from_the_change_until_its_literal_moves() {
+    let mut w = World::<4>::new(8);
+    let mut lits = BTreeMap::new();
+    w.register(op(0), (0..8).map(ip).collect());
+    w.register(op(1), (0..4).map(ip).collect());
+    assert_eq!(literal_pass(&mut w, &mut lits).unwrap(), 4);
+    let s = lits[&ip(0)];
+    assert!((0..4).all(|r| lits[&ip(r)] == s));
+    assert!(!w.sites.is_stale(s));
+    w.sites.check_stale().unwrap();
+
+    // op1 leaves ip(0) only. Its removal walk stages ip(0): the set its
+    // literal names is stale at once (for ip(1..4) too: they walk, which
+    // is slower, never wrong).
+    let new: BTreeSet<usize> = (1..4).map(ip).collect();
+    let old = w.filter.insert(op(1), BTreeSet::new()).unwrap();
+    w.walk(op(1), false, &old);
+    assert!(w.sites.is_stale(s));
+    w.sites.check_stale().unwrap();
+    check_no_stray_call(&w, &lits).unwrap();
+    w.walk(op(1), true, &new);
+    w.filter.insert(op(1), new);
+    w.sites.publish();
+    // Published, the literal not rewritten: still stale.
+    assert!(w.sites.is_stale(s));
+    check_no_stray_call(&w, &lits).unwrap();
+
+    // The pass fails before it rewrites the literal, and op1 is shut down
+    // all the same: the set stays alive (the literal names it) and stale.
+    w.unregister(op(1));
+    assert!(w.sites.is_stale(s));
+    let mut out = Vec::new();
+    assert!(w.sites.ops_of(s, &mut out).unwrap());
+    assert!(w.sites.mem().retired.iter().all(|(b, _)| b.addr() != s));
+    check_no_stray_call(&w, &lits).unwrap();
+
+    // op1 comes back on ip(1..4), which want the set again; ip(0)'s literal
+    // still names it: stale until that one moves.
+    w.register(op(1), (1..4).map(ip).collect());
+    assert_eq!(w.sites.literal_want(ip(1)), Some(s));
+    assert!(w.sites.is_stale(s));
+    assert_eq!(literal_pass(&mut w, &mut lits).unwrap(), 1);
+    assert!(!lits.contains_key(&ip(0)));
+    assert!(!w.sites.is_stale(s));
+    w.sites.check_stale().unwrap();
+    check_no_stray_call(&w, &lits).unwrap();
 }
