@@ -621,6 +621,33 @@ mod tests {
         assert!(!ftrace_lock_mine());
     }
 
+    /// Issue 55, review item 4: a call that finds the state lent already
+    /// used to be dropped without a word, leaving what it was to change
+    /// undone (for the site sets, a stale set). Now the miss is kept and
+    /// the owner's reset runs when the lending closure returns.
+    #[test]
+    fn a_nested_state_call_resets_the_state() {
+        use crate::kside::lock::FtraceState;
+        fn zero(v: &mut u32) {
+            *v = 0;
+        }
+        static CELL: FtraceState<u32> = FtraceState::new(7, zero);
+        FtraceLocked::with(|lock| {
+            let outer = CELL.with(lock, |v| {
+                *v = 9;
+                let nested = CELL.with(lock, |v| *v = 5);
+                (nested.is_none(), CELL.missed(lock))
+            });
+            assert_eq!(outer, Some((true, true)));
+            // Reset when the outer closure returned, not left at 9.
+            assert_eq!(CELL.with(lock, |v| *v), Some(0));
+            assert!(!CELL.missed(lock));
+            // A call that nests nothing changes nothing else.
+            assert_eq!(CELL.with(lock, |v| core::mem::replace(v, 3)), Some(0));
+            assert_eq!(CELL.with(lock, |v| *v), Some(3));
+        });
+    }
+
     #[test]
     fn x86_call_encoding() {
         // rel32 is the distance from the end of the 5-byte instruction.

@@ -270,15 +270,24 @@ impl<T: Copy> FtraceCell<T> {
 /// a time (the `RefCell` of [`FtraceCell`], for values that are not
 /// `Copy`).
 ///
+/// A call that finds the value lent already (a caller up the stack is
+/// running a closure on it) cannot run. What it was to change is then
+/// lost, so the value is not left as it is: the cell remembers the miss
+/// and runs the owner's `reset` on the value as soon as the lending
+/// closure returns, before the lock can be released.
+///
 /// # Invariants
 ///
-/// `value` and `busy` are only accessed inside [`FtraceState::with()`],
-/// which takes a [`FtraceLocked`]: every access happens with `ftrace_lock`
-/// held. `busy` is true exactly while a closure holds the `&mut` to
-/// `value`, so no two such references exist.
+/// `value`, `busy` and `missed` are only accessed inside
+/// [`FtraceState::with()`], which takes a [`FtraceLocked`]: every access
+/// happens with `ftrace_lock` held. `busy` is true exactly while a closure
+/// holds the `&mut` to `value`, so no two such references exist. `missed`
+/// is true only while `busy` is.
 pub(crate) struct FtraceState<T> {
     value: UnsafeCell<T>,
     busy: UnsafeCell<bool>,
+    missed: UnsafeCell<bool>,
+    reset: fn(&mut T),
 }
 
 // SAFETY: every access is serialised by ftrace_lock (type invariants), and
@@ -286,20 +295,28 @@ pub(crate) struct FtraceState<T> {
 unsafe impl<T: Send> Sync for FtraceState<T> {}
 
 impl<T> FtraceState<T> {
-    /// A cell holding `value`.
-    pub(crate) const fn new(value: T) -> Self {
+    /// A cell holding `value`; `reset` puts the value into a state that
+    /// is correct whatever a missed call was to do.
+    pub(crate) const fn new(value: T, reset: fn(&mut T)) -> Self {
         FtraceState {
             value: UnsafeCell::new(value),
             busy: UnsafeCell::new(false),
+            missed: UnsafeCell::new(false),
+            reset,
         }
     }
 
-    /// Runs `f` on the value, or returns `None` if a caller up the stack
-    /// is already running a closure on it.
+    /// Runs `f` on the value. Returns `None` without running it if a
+    /// caller up the stack is running a closure on the value: then the
+    /// kernel is told (an error, not a warning: a test makes one), and the
+    /// value is reset when that caller's closure returns.
     pub(crate) fn with<R>(&self, _lock: &FtraceLocked, f: impl FnOnce(&mut T) -> R) -> Option<R> {
         // SAFETY: ftrace_lock is held, so no other task accesses `busy`
-        // (type invariants); no reference to it is kept.
+        // or `missed` (type invariants); no reference to them is kept.
         if unsafe { *self.busy.get() } {
+            kernel::pr_err!("rftrace: state lent twice; resetting it\n");
+            // SAFETY: as above; `busy` is true.
+            unsafe { *self.missed.get() = true };
             return None;
         }
         // SAFETY: as above.
@@ -307,9 +324,22 @@ impl<T> FtraceState<T> {
         // SAFETY: ftrace_lock is held and `busy` was false: no other
         // reference to the value exists, and none is made until `busy` is
         // false again, after `f` returns.
-        let r = f(unsafe { &mut *self.value.get() });
+        let value = unsafe { &mut *self.value.get() };
+        let r = f(&mut *value);
+        // SAFETY: as for the first access.
+        if unsafe { core::ptr::replace(self.missed.get(), false) } {
+            (self.reset)(value);
+        }
         // SAFETY: as for the first access.
         unsafe { *self.busy.get() = false };
         Some(r)
+    }
+
+    /// Whether a call missed the value since the last [`Self::with`]
+    /// began: for the test that a nested call is caught.
+    #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
+    pub(crate) fn missed(&self, _lock: &FtraceLocked) -> bool {
+        // SAFETY: ftrace_lock is held (type invariants); a copy is read.
+        unsafe { *self.missed.get() }
     }
 }

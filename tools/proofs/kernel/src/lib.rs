@@ -101,3 +101,11 @@ macro_rules! warn_on {
         cond
     }};
 }
+
+/// The kernel's `pr_err!`: printed to standard error.
+#[macro_export]
+macro_rules! pr_err {
+    ($($arg:tt)*) => {
+        eprint!($($arg)*)
+    };
+}

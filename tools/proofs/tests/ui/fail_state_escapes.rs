@@ -13,7 +13,7 @@ use lock::{
     FtraceState, //
 };
 
-static SETS: FtraceState<u32> = FtraceState::new(0);
+static SETS: FtraceState<u32> = FtraceState::new(0, |v| *v = 0);
 
 fn main() {
     let kept = FtraceLocked::with(|lock| SETS.with(lock, |v| v));
