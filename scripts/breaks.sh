@@ -25,7 +25,7 @@ break_def() { # NAME
 	site-set-skips-first)
 		BREAK_WHAT="the set loop skips the first ops of a set with an odd number of ops (the one called before the pairs)"
 		BREAK_FILE=/kernel/trace/ftrace.c
-		BREAK_PERL='s/\t\trftrace_call_op\(\*p\+\+, skip, ip, parent_ip, fregs\);/\t\tp++;/'
+		BREAK_PERL='s/!rftrace_call_op\(\*p\+\+, skip, ip, parent_ip, fregs\)\)/!++p)/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:site-sets.tc ;;
 	site-literal-stale)
@@ -246,7 +246,7 @@ break_def() { # NAME
 	init-writes-nothing)
 		BREAK_WHAT="the boot and module-load conversion checks each site but never writes the NOP (the compiler's call stays)"
 		BREAK_FILE=rust/kside/pass.rs
-		BREAK_PERL='s/(let change = Checked::check\(arch, change\)\?;\n\s+)arch\.write\(&change\)\n/${1}let _ = change;\n                    Ok(())\n/'
+		BREAK_PERL='s/(let change = Checked::check\(arch, change\)\?;\n\s+)(\/\/[^\n]*\n\s+)?arch\.write\(&change, &mut \|_\| \{\}\)\n/${1}let _ = change;\n                    Ok(())\n/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;
 	record-pointer-trusted)
