@@ -59,7 +59,7 @@ use crate::{
 // Hole 1: text is written only from a change the architecture checked.
 #[cfg(not(misuse_late))]
 fn write_unchecked(arch: &mut Native<'_>, change: <Native<'static> as Arch>::Change) {
-    let _ = arch.write(&change);
+    let _ = arch.write(&change, &mut |_| {});
 }
 
 // misuse: proof-escapes: lifetime may not live long enough
