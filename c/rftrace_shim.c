@@ -161,9 +161,13 @@ static LLIST_HEAD(rftrace_retired);
  */
 static LLIST_HEAD(rftrace_retired_named);
 
+/* Blocks retired and not freed yet (the core makes no new set past a cap). */
+static atomic_long_t rftrace_retire_pending = ATOMIC_LONG_INIT(0);
+
 static void rftrace_retire_fn(struct work_struct *work)
 {
 	struct llist_node *list, *named, *pos, *next;
+	long freed = 0;
 
 	list = llist_del_all(&rftrace_retired);
 	named = llist_del_all(&rftrace_retired_named);
@@ -173,12 +177,22 @@ static void rftrace_retire_fn(struct work_struct *work)
 	if (named)
 		synchronize_rcu_tasks();
 	synchronize_rcu();
-	llist_for_each_safe(pos, next, list)
+	llist_for_each_safe(pos, next, list) {
 		kvfree(pos);
-	llist_for_each_safe(pos, next, named)
+		freed++;
+	}
+	llist_for_each_safe(pos, next, named) {
 		kvfree(pos);
+		freed++;
+	}
+	atomic_long_sub(freed, &rftrace_retire_pending);
 }
 static DECLARE_WORK(rftrace_retire_work, rftrace_retire_fn);
+
+long rftrace_shim_retire_pending(void)
+{
+	return atomic_long_read(&rftrace_retire_pending);
+}
 
 void rftrace_shim_retire(unsigned long *block, bool literal)
 {
@@ -194,9 +208,14 @@ void rftrace_shim_retire(unsigned long *block, bool literal)
 		kvfree(block);
 		return;
 	}
+	atomic_long_inc(&rftrace_retire_pending);
 	llist_add((struct llist_node *)block,
 		  literal ? &rftrace_retired_named : &rftrace_retired);
-	schedule_work(&rftrace_retire_work);
+	/*
+	 * The worker sleeps for whole grace periods (an RCU-tasks one can take
+	 * seconds): the long-running queue, not system_wq.
+	 */
+	queue_work(system_long_wq, &rftrace_retire_work);
 }
 
 void rftrace_shim_set_init(unsigned long *set)
@@ -776,6 +795,8 @@ static int rftrace_stats_show(struct seq_file *m, void *v)
 
 	for (i = 0; rftrace_stat(i, &name, &val); i++)
 		seq_printf(m, "%s %llu\n", name, val);
+	seq_printf(m, "site_set_retire_pending %ld\n",
+		   atomic_long_read(&rftrace_retire_pending));
 	if (IS_ENABLED(CONFIG_FTRACE_RUST_CORE_SHADOW)) {
 		seq_printf(m, "list_calls_with_set %lu\n",
 			   rftrace_sum(&rftrace_set_calls));

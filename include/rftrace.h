@@ -366,6 +366,8 @@ void rftrace_shim_sites_publish(unsigned long *table);
  * never waits itself).  Word 0 of @block becomes the retirement link.
  */
 void rftrace_shim_retire(unsigned long *block, bool literal);
+/* Blocks retired and not freed yet. */
+long rftrace_shim_retire_pending(void);
 
 /*
  * Writes the 5-byte @insn at @ip: queued if the text is live, else directly.

@@ -22,6 +22,7 @@ use kernel::{
     bindings,
     ffi::{
         c_int,
+        c_long,
         c_ulong, //
     },
 };
@@ -81,6 +82,8 @@ unsafe extern "C" {
     pub(crate) safe fn ftrace_location(ip: c_ulong) -> c_ulong;
     /// `MAX_PAGE_ORDER`.
     pub(crate) safe fn rftrace_shim_max_order() -> c_int;
+    /// Blocks retired and not freed yet (an atomic counter's value).
+    pub(crate) safe fn rftrace_shim_retire_pending() -> c_long;
     /// The address of `ftrace_caller` (or with `regs` the caller that
     /// saves registers).
     pub(crate) safe fn rftrace_shim_caller(regs: bool) -> c_ulong;
@@ -177,6 +180,11 @@ same_prototype!(
     bindings::rftrace_shim_max_order,
     rftrace_shim_max_order,
     fn() -> c_int
+);
+same_prototype!(
+    bindings::rftrace_shim_retire_pending,
+    rftrace_shim_retire_pending,
+    fn() -> c_long
 );
 same_prototype!(
     bindings::rftrace_shim_caller,

@@ -14,7 +14,11 @@
 //! A leaf module with `unsafe` code: the C calls that publish a table and
 //! retire a block.
 
-use core::mem::ManuallyDrop;
+use core::{
+    cell::Cell,
+    marker::PhantomData,
+    mem::ManuallyDrop, //
+};
 
 use kernel::{
     alloc::{
@@ -26,6 +30,7 @@ use kernel::{
         KVVec, //
     },
     bindings,
+    ffi::c_long,
     sync::{
         atomic::{
             Atomic,
@@ -54,7 +59,9 @@ use crate::rfcore::siteset::{
     Readers,
     Seq,
     SiteStats,
-    Sites, //
+    Sites,
+    Table,
+    Writer, //
 };
 
 /// The registry's sequences grow with the table (one word per slot):
@@ -85,6 +92,11 @@ impl<T> Seq<T> for KVVec<T> {
 /// A published block: `kvmalloc()`ed words that readers load without a
 /// lock.
 ///
+/// Only the registry's [`Sites`] holds blocks, inside [`SITES`], which
+/// lends them to one task at a time under `ftrace_lock`: a block is not
+/// `Sync` (`_one_task`), so no two tasks can reach one, and its only other
+/// accesses are the C readers' `READ_ONCE()`s.
+///
 /// # Invariants
 ///
 /// `words` is never resized, so its buffer stays where readers found it;
@@ -96,6 +108,7 @@ struct KBlock {
     /// Who may read the block: until it is retired, the table's readers
     /// only, unless [`Mem::retire`] says otherwise.
     readers: Readers,
+    _one_task: PhantomData<Cell<()>>,
 }
 
 impl Block for KBlock {
@@ -103,18 +116,21 @@ impl Block for KBlock {
         self.words.len()
     }
     fn load(&self, i: usize) -> usize {
-        // The registry is the only writer, under ftrace_lock, and only it
-        // calls `load`: a plain read, not the out-of-line atomic helper.
-        // SAFETY: a live, aligned word of the block; every concurrent
-        // access is a read (the list function's), and reads do not race.
-        self.words.get(i).map_or(0, |w| unsafe { *w.as_ptr() })
+        // Inline, where `Atomic::load()` is an out-of-line helper.
+        // SAFETY: a live, aligned word of the block. The only writer is
+        // the task holding this block (it is not `Sync`), and a volatile
+        // load of an aligned machine word is one untorn load
+        // (`READ_ONCE()`), as the C readers' are.
+        self.words
+            .get(i)
+            .map_or(0, |w| unsafe { core::ptr::read_volatile(w.as_ptr()) })
     }
-    fn store(&self, i: usize, v: usize) {
+    fn store(&self, i: usize, v: usize, _: &Writer) {
         if let Some(w) = self.words.get(i) {
             w.store(v, Release);
         }
     }
-    fn put(&self, i: usize, v: usize) {
+    fn put(&self, i: usize, v: usize, _: &Writer) {
         // Inline, where `Atomic::store()` is an out-of-line helper.
         if let Some(w) = self.words.get(i) {
             // SAFETY: a live, aligned word of the block; a volatile store
@@ -171,6 +187,7 @@ impl Mem for KMem {
         Some(KBlock {
             words: ManuallyDrop::new(v),
             readers: Readers::Table,
+            _one_task: PhantomData,
         })
     }
 
@@ -189,17 +206,23 @@ impl Mem for KMem {
         if Self::SET_HEADER == 0 || b.words() < layout::set_ops(Self::SET_HEADER) {
             return;
         }
-        // SAFETY: a block of ours, not yet published, with room for the
-        // header (checked above); the shim writes the `ftrace_ops` at
-        // word `RFTRACE_SET_FOPS` only.
+        // SAFETY: `b` has room for the header (checked above), whose
+        // `ftrace_ops` the shim writes at word `RFTRACE_SET_FOPS` and
+        // nothing else. Only `Sites` calls `init_set` (nothing else has
+        // the `&mut KMem`), on a set it has just made and whose address
+        // it stores nowhere before this returns (`Sites::intern`), so no
+        // reader loads these words yet.
         unsafe { bindings::rftrace_shim_set_init(b.words.as_ptr().cast_mut().cast()) };
     }
 
-    fn publish(&mut self, table: Option<&KBlock>) {
-        let ptr = table.map_or(core::ptr::null_mut(), |t| t.words.as_ptr().cast_mut());
-        // SAFETY: `ptr` is null or a table block, which stays allocated
-        // until it is retired, after a grace period that starts after the
-        // next publication (`retire()` above unpublishes it first).
+    fn publish(&mut self, table: Option<&Table<KBlock>>) {
+        let ptr = table.map_or(core::ptr::null_mut(), |t| t.addr() as *mut usize);
+        // SAFETY: `ptr` is null or the words of a `Table`, which only
+        // `Sites` makes, with the shift and mask its length needs (the
+        // reader stays within them). A block stays allocated until it is
+        // dropped, and its drop frees it only after the readers' grace
+        // periods; `retire()` above unpublishes the published table before
+        // it goes, so that grace period starts after no reader can find it.
         unsafe { bindings::rftrace_shim_sites_publish(ptr.cast()) };
         self.published = ptr as usize;
     }
@@ -207,7 +230,15 @@ impl Mem for KMem {
     fn order_stores(&self) {
         smp_wmb();
     }
+
+    fn may_grow(&self) -> bool {
+        crate::kside::shim::rftrace_shim_retire_pending() < RETIRE_CAP
+    }
 }
+
+/// Retired blocks waiting for their grace periods past which no new set
+/// is made (each set a few hundred bytes: about a megabyte at most).
+const RETIRE_CAP: c_long = 4096;
 
 static SITES: FtraceState<Option<Sites<KMem>>> = FtraceState::new(None, reset);
 
@@ -223,10 +254,10 @@ fn reset(sites: &mut Option<Sites<KMem>>) {
 }
 
 /// The counters of the last publication, for the lockless stats reader.
-static COUNTERS: [Atomic<u64>; 10] = [const { Atomic::new(0) }; 10];
+static COUNTERS: [Atomic<u64>; 11] = [const { Atomic::new(0) }; 11];
 
 /// Names of [`COUNTERS`], NUL-terminated.
-const NAMES: [&[u8]; 10] = [
+const NAMES: [&[u8]; 11] = [
     b"site_sets\0",
     b"site_set_sites\0",
     b"site_set_unknown\0",
@@ -237,6 +268,7 @@ const NAMES: [&[u8]; 10] = [
     b"site_set_tables\0",
     b"site_set_failures\0",
     b"site_set_literals\0",
+    b"site_set_deferred\0",
 ];
 
 /// Counter `idx` of the per-site sets, named.
@@ -256,6 +288,7 @@ fn mirror(s: SiteStats) {
         s.tables,
         s.failures,
         s.literals,
+        s.deferred,
     ];
     for (c, v) in COUNTERS.iter().zip(v) {
         c.store(v, Relaxed);

@@ -124,6 +124,32 @@ pub trait Seq<T> {
     fn reserve(&mut self, n: usize) -> Result<(), NoMem>;
 }
 
+/// The right to write a block's words: only [`Sites`] has one.
+///
+/// A word the C reader trusts (a table's mask, a set's length) rewritten
+/// after the reader can find the block would send it out of bounds, and a
+/// block could be freed under it only through a wrong retirement; so the
+/// words are written by the code that knows which blocks are published,
+/// and by nothing else. Its field is private to this module: a `Writer`
+/// cannot be made elsewhere,
+///
+/// ```compile_fail,E0423
+/// use rftrace::rfcore::siteset::{Block, Writer};
+/// fn scribble<B: Block>(b: &B) {
+///     b.put(2, 0, &Writer(()));
+/// }
+/// ```
+///
+/// and a block's words cannot be written without one:
+///
+/// ```compile_fail,E0061
+/// use rftrace::rfcore::siteset::Block;
+/// fn scribble<B: Block>(b: &B) {
+///     b.put(2, 0);
+/// }
+/// ```
+pub struct Writer(());
+
 /// A published block of machine words that readers may load at any time.
 pub trait Block {
     /// Number of words.
@@ -132,12 +158,12 @@ pub trait Block {
     fn load(&self, i: usize) -> usize;
     /// Stores `v` into word `i` with release ordering (ignored beyond the
     /// end).
-    fn store(&self, i: usize, v: usize);
+    fn store(&self, i: usize, v: usize, w: &Writer);
     /// Stores `v` into word `i` as one untorn store with no ordering of
     /// its own (ignored beyond the end): for a word of a block no reader
     /// can find yet, for a word whose readers accept either value, or
     /// after [`Mem::order_stores`].
-    fn put(&self, i: usize, v: usize);
+    fn put(&self, i: usize, v: usize, w: &Writer);
     /// The address readers know the block by.
     fn addr(&self) -> usize;
 }
@@ -155,7 +181,53 @@ pub enum Readers {
     Literal,
 }
 
+/// A table block, with its shift and mask written for its length: what
+/// [`Mem::publish`] gives readers. Only [`Sites`] makes one (its field is
+/// private to this module), so no other block can be published as a
+/// table:
+///
+/// ```compile_fail,E0423
+/// use rftrace::rfcore::siteset::{Mem, Table};
+/// fn publish_any<M: Mem>(m: &mut M, b: M::Block) {
+///     m.publish(Some(&Table(b)));
+/// }
+/// ```
+pub struct Table<B>(B);
+
+impl<B: Block> Table<B> {
+    /// The address readers know the table by.
+    pub fn addr(&self) -> usize {
+        self.0.addr()
+    }
+
+    fn words(&self) -> usize {
+        self.0.words()
+    }
+
+    fn load(&self, i: usize) -> usize {
+        self.0.load(i)
+    }
+
+    fn store(&self, i: usize, v: usize, w: &Writer) {
+        self.0.store(i, v, w)
+    }
+
+    fn put(&self, i: usize, v: usize, w: &Writer) {
+        self.0.put(i, v, w)
+    }
+}
+
 /// Where the sets and tables come from and go to.
+///
+/// Only the [`Sites`] that owns it calls these: [`Sites::mem`] lends it
+/// for reading only,
+///
+/// ```compile_fail,E0596
+/// use rftrace::rfcore::siteset::{Mem, Sites};
+/// fn unpublish<M: Mem>(s: &mut Sites<M>) {
+///     s.mem().publish(None);
+/// }
+/// ```
 pub trait Mem {
     /// A published block.
     type Block: Block;
@@ -165,11 +237,19 @@ pub trait Mem {
     fn vec<T>(&self) -> Self::Vec<T>;
     /// A block of `words` zeroed words.
     fn alloc(&mut self, words: usize) -> Option<Self::Block>;
+    /// Whether a new set may be made now. While the blocks retired and
+    /// not yet freed pile up (their grace periods are slow), a site that
+    /// would need a new set gets none: its callers walk, and it is counted
+    /// unknown until no ops traces it; the sets that exist are kept.
+    fn may_grow(&self) -> bool {
+        true
+    }
     /// `b` is no longer reachable by new readers: free it after the
-    /// `readers` that may hold it are done.
+    /// `readers` that may hold it are done. The published table, if `b` is
+    /// it, is unpublished first.
     fn retire(&mut self, b: Self::Block, readers: Readers);
     /// Makes `table` the table readers look up (one pointer store).
-    fn publish(&mut self, table: Option<&Self::Block>);
+    fn publish(&mut self, table: Option<&Table<Self::Block>>);
     /// Orders every store made before it before every store made after
     /// it, for readers on other CPUs (a write barrier): a set's words
     /// before the [`Block::put`] of its address.
@@ -179,8 +259,9 @@ pub trait Mem {
     /// of a `struct ftrace_ops` in words, so that a literal can name the
     /// set.
     const SET_HEADER: usize = 0;
-    /// Fills the header of a new set block, before it is published (its
-    /// ops and length are stored already).
+    /// Fills the header of a new set block (its ops and length are stored
+    /// already). Called by [`Sites`] only, before the block's address is
+    /// stored anywhere a reader could find it.
     fn init_set(&mut self, b: &Self::Block) {
         let _ = b;
     }
@@ -252,6 +333,9 @@ pub struct SiteStats {
     pub failures: u64,
     /// Per-site literals naming a set (`CALL_OPS` architectures).
     pub literals: u64,
+    /// New sets not made because too many retired blocks wait for their
+    /// grace periods ([`Mem::may_grow`]).
+    pub deferred: u64,
 }
 
 /// The per-site sets of one registry.
@@ -278,7 +362,9 @@ pub struct SiteStats {
 ///   names a set is kept by every rebuild.
 pub struct Sites<M: Mem> {
     mem: M,
-    table: Option<M::Block>,
+    table: Option<Table<M::Block>>,
+    /// The right to write blocks' words.
+    writer: Writer,
     bits: u32,
     used: usize,
     logical: M::Vec<u32>,
@@ -325,6 +411,7 @@ impl<M: Mem> Sites<M> {
         Sites {
             mem,
             table: None,
+            writer: Writer(()),
             bits: 0,
             used: 0,
             logical,
@@ -350,9 +437,10 @@ impl<M: Mem> Sites<M> {
         self.failed
     }
 
-    /// The allocator, for the caller's own bookkeeping.
-    pub fn mem(&mut self) -> &mut M {
-        &mut self.mem
+    /// The allocator, to read its own bookkeeping: lent for reading only,
+    /// so that nothing but `Sites` publishes or retires a block.
+    pub fn mem(&self) -> &M {
+        &self.mem
     }
 
     /// An accounting walk of the ops at `op` starts: it will be added to
@@ -467,8 +555,8 @@ impl<M: Mem> Sites<M> {
         }
         if let Some(t) = &self.table {
             let w = Self::slot_word(slot);
-            t.store(w.saturating_add(1), 0);
-            t.store(w, layout::GONE);
+            t.store(w.saturating_add(1), 0, &self.writer);
+            t.store(w, layout::GONE, &self.writer);
         }
     }
 
@@ -495,7 +583,7 @@ impl<M: Mem> Sites<M> {
                 .get(*v as usize)
                 .and_then(|s| s.block.as_ref())
                 .map_or(0, |b| b.addr());
-            t.put(Self::slot_word(slot).saturating_add(1), addr);
+            t.put(Self::slot_word(slot).saturating_add(1), addr, &self.writer);
         }
         if M::SET_HEADER > 0 {
             for i in 0..self.dirty.items().len() {
@@ -770,7 +858,7 @@ impl<M: Mem> Sites<M> {
             return;
         }
         if let Some(t) = self.table.take() {
-            self.mem.retire(t, Readers::Table);
+            self.mem.retire(t.0, Readers::Table);
         }
         let mut sets = self.mem.vec();
         core::mem::swap(&mut sets, &mut self.sets);
@@ -836,7 +924,11 @@ impl<M: Mem> Sites<M> {
             if let Some(b) = &s.block {
                 // Release: a reader that sees the set unmarked again sees
                 // the literals rewritten before it.
-                b.store(layout::set_stale(M::SET_HEADER), usize::from(s.stale != 0));
+                b.store(
+                    layout::set_stale(M::SET_HEADER),
+                    usize::from(s.stale != 0),
+                    &self.writer,
+                );
             }
         }
     }
@@ -952,7 +1044,7 @@ impl<M: Mem> Sites<M> {
         // Its set word is 0: a reader finding the ip walks, until the
         // publish that orders its set before the set's address. A release
         // store: a reused slot's cleared set word before its new ip.
-        t.store(w, ip);
+        t.store(w, ip, &self.writer);
         Ok(slot)
     }
 
@@ -991,8 +1083,12 @@ impl<M: Mem> Sites<M> {
         let t = self.mem.alloc(words).ok_or(NoMem)?;
         // No reader finds the table before `Mem::publish`, which orders
         // its words before its address.
-        t.put(layout::TABLE_SHIFT, 64usize.saturating_sub(bits as usize));
-        t.put(layout::TABLE_MASK, slots.wrapping_sub(1));
+        t.put(
+            layout::TABLE_SHIFT,
+            64usize.saturating_sub(bits as usize),
+            &self.writer,
+        );
+        t.put(layout::TABLE_MASK, slots.wrapping_sub(1), &self.writer);
         let mut logical: M::Vec<u32> = self.mem.vec();
         let mut lits: M::Vec<u32> = self.mem.vec();
         let mut dirty: M::Vec<u32> = self.mem.vec();
@@ -1030,8 +1126,8 @@ impl<M: Mem> Sites<M> {
                     } else {
                         self.block_of(word & VALUE).map_or(0, |b| b.addr())
                     };
-                    t.put(w.saturating_add(1), addr);
-                    t.put(w, ip);
+                    t.put(w.saturating_add(1), addr, &self.writer);
+                    t.put(w, ip, &self.writer);
                     if let Some(l) = logical.items_mut().get_mut(j) {
                         *l = word;
                     }
@@ -1051,10 +1147,12 @@ impl<M: Mem> Sites<M> {
                 return Err(NoMem);
             }
         }
+        // Its shift and mask are written for its length: a table now.
+        let t = Table(t);
         self.mem.publish(Some(&t));
         if let Some(old) = self.table.replace(t) {
             self.stats.bytes = self.stats.bytes.saturating_sub(words_bytes(old.words()));
-            self.mem.retire(old, Readers::Table);
+            self.mem.retire(old.0, Readers::Table);
             self.stats.retired = self.stats.retired.saturating_add(1);
         }
         self.stats.bytes = self.stats.bytes.saturating_add(words_bytes(words));
@@ -1091,7 +1189,7 @@ impl<M: Mem> Sites<M> {
             // until the operation's grace periods.
             let w = Self::slot_word(slot).saturating_add(1);
             if t.load(w) != 0 {
-                t.put(w, 0);
+                t.put(w, 0, &self.writer);
             }
         }
         self.stats.updates = self.stats.updates.saturating_add(1);
@@ -1207,12 +1305,17 @@ impl<M: Mem> Sites<M> {
                 return Ok(id as u32);
             }
         }
+        if !self.mem.may_grow() {
+            // Not a failure: this site walks, the others keep their sets.
+            self.stats.deferred = self.stats.deferred.saturating_add(1);
+            return Ok(UNKNOWN);
+        }
         let words = Self::OPS.saturating_add(ops.len());
         let b = self.mem.alloc(words).ok_or(NoMem)?;
         for (i, &o) in ops.iter().enumerate() {
-            b.put(Self::OPS.saturating_add(i), o);
+            b.put(Self::OPS.saturating_add(i), o, &self.writer);
         }
-        b.put(Self::LEN, ops.len());
+        b.put(Self::LEN, ops.len(), &self.writer);
         self.mem.init_set(&b);
         let rec = SetRec {
             block: Some(b),

@@ -14,7 +14,9 @@ use crate::rfcore::siteset::{
     NoMem,
     Readers,
     Seq,
-    Sites, //
+    Sites,
+    Table,
+    Writer, //
 };
 use std::boxed::Box;
 use std::collections::{
@@ -59,12 +61,12 @@ impl Block for HBlock {
     fn load(&self, i: usize) -> usize {
         self.0.get(i).map_or(0, |w| w.load(Ordering::Acquire))
     }
-    fn store(&self, i: usize, v: usize) {
+    fn store(&self, i: usize, v: usize, _: &Writer) {
         if let Some(w) = self.0.get(i) {
             w.store(v, Ordering::Release)
         }
     }
-    fn put(&self, i: usize, v: usize) {
+    fn put(&self, i: usize, v: usize, _: &Writer) {
         if let Some(w) = self.0.get(i) {
             w.store(v, Ordering::Relaxed)
         }
@@ -86,6 +88,8 @@ struct HMem<const H: usize = 0> {
     inited: Vec<(usize, usize, usize, usize)>,
     published: usize,
     publishes: usize,
+    /// [`Mem::may_grow`] answers no (retired blocks piling up).
+    backlogged: std::cell::Cell<bool>,
 }
 
 /// What a host set header holds in its first word (the kernel's holds
@@ -98,7 +102,9 @@ impl<const H: usize> Mem for HMem<H> {
     fn init_set(&mut self, b: &HBlock) {
         // The header's last word is the stale mark, not the ops'.
         if H > 1 {
-            b.store(layout::SET_FOPS, HEADER_MARK);
+            // The kernel's shim writes its header through a pointer, not
+            // through `Block`, as this does.
+            b.0[layout::SET_FOPS].store(HEADER_MARK, Ordering::Release);
         }
         self.inited.push((
             b.addr(),
@@ -121,12 +127,15 @@ impl<const H: usize> Mem for HMem<H> {
     fn retire(&mut self, b: HBlock, readers: Readers) {
         self.retired.push((b, readers));
     }
-    fn publish(&mut self, table: Option<&HBlock>) {
+    fn publish(&mut self, table: Option<&Table<HBlock>>) {
         self.published = table.map_or(0, |t| t.addr());
         self.publishes += 1;
     }
     fn order_stores(&self) {
         std::sync::atomic::fence(Ordering::Release);
+    }
+    fn may_grow(&self) -> bool {
+        !self.backlogged.get()
     }
 }
 
@@ -840,4 +849,45 @@ fn a_literal_set_is_stale_from_the_change_until_its_literal_moves() {
     assert!(!w.sites.is_stale(s));
     w.sites.check_stale().unwrap();
     check_no_stray_call(&w, &lits).unwrap();
+}
+
+/// Issue 55, review item 6: while retired blocks wait for slow grace
+/// periods, no new set is made, so their backlog cannot grow without
+/// bound. A site that would need a new set has none (its callers walk,
+/// never wrong), the sets that exist stay, and sets come back once the
+/// backlog has drained and the sites are accounted again.
+#[test]
+fn a_retirement_backlog_makes_no_new_set() {
+    let mut w = World::<0>::new(16);
+    w.register(op(0), (0..16).map(ip).collect());
+    w.register(op(1), (0..8).map(ip).collect());
+    w.check().unwrap();
+    let sets = w.sites.stats().sets;
+    let allocs = w.sites.mem().allocs;
+
+    w.sites.mem().backlogged.set(true);
+    // op(2) on ip(0..4) would need the set {op2, op1, op0}: none is made.
+    w.register(op(2), (0..4).map(ip).collect());
+    assert_eq!(w.sites.mem().allocs, allocs);
+    assert_eq!(w.sites.stats().sets, sets);
+    assert_eq!(w.sites.stats().deferred, 1);
+    for r in 0..4 {
+        assert_eq!(w.sites.lookup(ip(r)), None, "ip({r}) must walk");
+    }
+    assert_eq!(w.sites.stats().unknown, 4);
+    // The others keep theirs.
+    assert_eq!(w.published(ip(5)).unwrap(), [op(1), op(0)]);
+    assert_eq!(w.published(ip(12)).unwrap(), [op(0)]);
+
+    // Drained: the walking sites get a set once no ops traces them and they
+    // are accounted again.
+    w.sites.mem().backlogged.set(false);
+    w.unregister(op(2));
+    w.unregister(op(1));
+    w.unregister(op(0));
+    assert_eq!(w.sites.stats().unknown, 0);
+    w.register(op(0), (0..16).map(ip).collect());
+    w.register(op(2), (0..4).map(ip).collect());
+    w.check().unwrap();
+    assert_eq!(w.published(ip(1)).unwrap(), [op(2), op(0)]);
 }
