@@ -77,6 +77,13 @@ for name in "${names[@]}"; do
 		line=$(grep -v '^#' "$res" 2>/dev/null | awk -v t="$t" '$1 == t' | head -1)
 		[ -n "$line" ] && [ "$(echo "$line" | awk '{ print $2 }')" != PASS ] && caught=1
 		seen="ftracetest: ${line:-no result for $t}" ;;
+	literal-bug)
+		llog=$BUILD/break-$atag$name-literal-bug.log
+		RFT_LOG=$llog "$top/scripts/run-guest.sh" "$BREAK_VARIANT" literal-bug \
+			>/dev/null 2>&1
+		line=$(tr -d '\r' <"$llog" | grep -a '@@RFT LITERAL-BUG' | head -1)
+		case $line in *PASS*) ;; *) caught=1 ;; esac
+		seen="literal-bug: ${line:-no result}" ;;
 	panic-check)
 		plog=$BUILD/break-$atag$name-panic.log
 		python3 "$top/scripts/panic-check.py" --objdump "${CROSS}objdump" \

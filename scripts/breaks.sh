@@ -17,11 +17,18 @@
 #                  in the core's compiled code)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock instance-probes-wait-under-locks instance-tracer-waits-under-lock latency-tracer-waits-under-lock perf-close-waits-under-lock probe-part-waits-under-lock direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-literal-stale site-set-unsorted"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock instance-probes-wait-under-locks instance-tracer-waits-under-lock latency-tracer-waits-under-lock perf-close-waits-under-lock probe-part-waits-under-lock direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-literal-stale site-set-unsorted set-stale-ignored"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
 	case $1 in
+	set-stale-ignored)
+		BREAK_WHAT="rftrace_set_func() ignores a set's stale mark: a literal naming a set keeps calling its ops after a pass that should have rewritten it failed"
+		BREAK_FILE=/kernel/trace/ftrace.c
+		BREAK_PERL='s/if \(unlikely\(READ_ONCE\(set\[RFTRACE_SET_STALE\]\)\)\) \{/if (0) {/'
+		BREAK_ARCH=arm64
+		BREAK_VARIANT=debug
+		BREAK_EXPECT=literal-bug ;;
 	site-set-skips-first)
 		BREAK_WHAT="the set loop skips the first ops of a set with an odd number of ops (the one called before the pairs)"
 		BREAK_FILE=/kernel/trace/ftrace.c

@@ -235,6 +235,32 @@ grep -q 'rftrace: Rust dynamic ftrace core active' "$klog" ||
 	{ echo "no 'Rust dynamic ftrace core active' line in the boot log"; f=$((f + 1)); }
 account "guest KUnit" "$p" "$f"
 
+# CALL_OPS kernels with the shadow check: a shut-down whose pass ends in
+# ftrace_bug() while a literal names a set (scripts/guest/init, mode
+# literal-bug). The set must be stale: calls through it walk the list,
+# the stopped instance's freed ops is never called. ftrace_bug() warns
+# once by design (its WARNING line at kernel/trace/ftrace.c); any other
+# report (a second warning, KASAN, KFENCE, BUG, lockdep) fails.
+if [ "$arch" != x86_64 ] && [ "$variant" != stock ] && [ "$variant" != rust ]; then
+	step "guest: a failed pass while a literal names a set (literal-bug)"
+	llog=$BUILD/guest-$atag$variant-literal-bug.log
+	RFT_LOG=$llog "$top/scripts/run-guest.sh" "$variant" literal-bug >/dev/null 2>&1
+	lrc=$?
+	lf=0
+	tr -d '\r' <"$llog" | grep -a '@@RFT LITERAL-BUG' || true
+	grep -aq '@@RFT LITERAL-BUG PASS' "$llog" && [ $lrc = 0 ] || lf=1
+	nwarn=$(grep -acE 'WARNING:' "$llog")
+	if [ "$nwarn" -ne 1 ] || ! grep -aE 'WARNING:' "$llog" | grep -aq 'kernel/trace/ftrace.c'; then
+		echo "literal-bug: $nwarn warnings, want exactly ftrace_bug()'s own"; lf=1
+	fi
+	if grep -aqE 'BUG:|KFENCE:|possible circular locking|Oops' "$llog"; then
+		grep -aE -A 20 'BUG:|KFENCE:|possible circular locking|Oops' "$llog" | head -60
+		echo "literal-bug: kernel reports beside ftrace_bug()"; lf=1
+	fi
+	[ $lf = 0 ] || echo "literal-bug: rc=$lrc (log: $llog)"
+	account "guest literal-bug (failed pass, literal naming a set)" $((1 - lf)) $lf
+fi
+
 # A boot-time tracer (ftrace=function) registers before the workqueues
 # exist and before the scheduler runs: the guest must boot, trace and
 # pass KUnit with it (a retired set table was once queued to a workqueue

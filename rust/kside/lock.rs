@@ -314,7 +314,7 @@ impl<T> FtraceState<T> {
         // SAFETY: ftrace_lock is held, so no other task accesses `busy`
         // or `missed` (type invariants); no reference to them is kept.
         if unsafe { *self.busy.get() } {
-            kernel::pr_err!("rftrace: state lent twice; resetting it\n");
+            kernel::pr_err!("state lent twice; resetting it\n");
             // SAFETY: as above; `busy` is true.
             unsafe { *self.missed.get() = true };
             return None;
