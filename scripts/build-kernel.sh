@@ -16,6 +16,9 @@
 #   kcsan   shadow plus KCSAN (data races, e.g. on the record table)
 #   kasan   debug plus generic KASAN; built with clang-19 on x86_64 too
 #           (7.2's RUST depends on !KASAN || CC_IS_CLANG)
+#   distro-stock, distro-rust
+#           Debian's own configuration of 7.2 (scripts/distro-config.sh):
+#           x86_64 and arm64, stock and with the Rust core
 # All variants use the same patched tree and the same config fragment
 # (configs/ARCH.config, built with -O2).  A "-os" suffix (stock-os, rust-os,
 # shadow-os) builds the same with CONFIG_CC_OPTIMIZE_FOR_SIZE instead; a
@@ -47,9 +50,22 @@ case $variant in *-gcov) mk+=(GCOV_PROFILE_ftrace.o=y) ;; esac
 
 mkdir -p "$out"
 frag=$out/.rftrace-fragment
-rft_config_fragment "$arch" "$variant" >"$frag.new"
+case $variant in
+distro-stock|distro-rust)
+	# Debian's own configuration (scripts/distro-config.sh, which checks
+	# what it must), made again when that script changes.
+	sha256sum "$top/scripts/distro-config.sh" >"$frag.new"
+	if ! cmp -s "$frag.new" "$frag" || [ ! -f "$out/.config" ]; then
+		step "configuring $arch/$variant (Debian's configuration)"
+		"$top/scripts/distro-config.sh" "$arch" "${variant#distro-}" "$out"
+		mv "$frag.new" "$frag"
+	else
+		rm -f "$frag.new"
+	fi ;;
+*)	rft_config_fragment "$arch" "$variant" >"$frag.new" ;;
+esac
 
-if ! cmp -s "$frag.new" "$frag" || [ ! -f "$out/.config" ]; then
+if [ -f "$frag.new" ] && { ! cmp -s "$frag.new" "$frag" || [ ! -f "$out/.config" ]; }; then
 	step "configuring $arch/$variant"
 	"${mk[@]}" -s tinyconfig >/dev/null
 	(cd "$out" && KCONFIG_CONFIG=.config "$SRC/scripts/kconfig/merge_config.sh" \
