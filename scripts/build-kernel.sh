@@ -73,19 +73,8 @@ if [ -f "$frag.new" ] && { ! cmp -s "$frag.new" "$frag" || [ ! -f "$out/.config"
 	"${mk[@]}" -s olddefconfig >/dev/null
 	# Every line of the fragment must have survived olddefconfig (checked
 	# before the fragment is recorded, so a refused one is tried again).
-	bad=0
-	while IFS= read -r line; do
-		case $line in
-		CONFIG_*=*)
-			grep -qx -- "$line" "$out/.config" ||
-				{ echo "config: $line was dropped"; bad=1; } ;;
-		"# CONFIG_"*" is not set")
-			sym=${line#\# }; sym=${sym% is not set}
-			grep -q "^$sym=" "$out/.config" &&
-				{ echo "config: $sym should be off"; bad=1; } ;;
-		esac
-	done <"$frag.new"
-	[ $bad = 0 ] || die "config fragment not honoured (missing deps?); see $out/.config"
+	rft_check_fragment "$frag.new" "$out/.config" ||
+		die "config fragment not honoured (missing deps?); see $out/.config"
 	mv "$frag.new" "$frag"
 else
 	rm -f "$frag.new"

@@ -97,6 +97,30 @@ rft_config_fragment() {
 	esac
 }
 
+# rft_check_fragment FRAG CONFIG: every line of the fragment FRAG survived
+# in CONFIG (a value set, or an option off); says which did not (the
+# lines "config: ... was dropped (now ...)", "config: ... should be off")
+# and returns 1 if one did not.
+rft_check_fragment() {
+	local frag=$1 config=$2 line sym now bad=0
+	while IFS= read -r line; do
+		case $line in
+		CONFIG_*=*)
+			grep -qx -- "$line" "$config" || {
+				sym=${line%%=*}
+				now=$(sed -n "s/^$sym=//p" "$config")
+				echo "config: $line was dropped (now ${now:-not set})"
+				bad=1
+			} ;;
+		"# CONFIG_"*" is not set")
+			sym=${line#\# }; sym=${sym% is not set}
+			grep -q "^$sym=" "$config" &&
+				{ echo "config: $sym should be off"; bad=1; } ;;
+		esac
+	done <"$frag"
+	return $bad
+}
+
 # rft_configure [-f] SRC OUT FRAG MAKE...: configures the build directory
 # OUT of the tree SRC with the fragment file FRAG (tinyconfig, the fragment
 # merged on top, olddefconfig) when FRAG differs from the one OUT was last
@@ -105,7 +129,7 @@ rft_config_fragment() {
 # line (make -C SRC O=OUT ARCH=...).  Then checks that every line of the
 # fragment survived: returns 1 (after saying which) if not.
 rft_configure() {
-	local force=0 src out frag line sym bad=0
+	local force=0 src out frag
 	[ "$1" = -f ] && { force=1; shift; }
 	src=$1 out=$2 frag=$3
 	shift 3
@@ -117,16 +141,5 @@ rft_configure() {
 		"$@" -s olddefconfig >/dev/null || return 1
 		cp "$frag" "$out/.rftrace-fragment"
 	fi
-	while IFS= read -r line; do
-		case $line in
-		CONFIG_*=*)
-			grep -qx -- "$line" "$out/.config" ||
-				{ echo "config: $line was dropped"; bad=1; } ;;
-		"# CONFIG_"*" is not set")
-			sym=${line#\# }; sym=${sym% is not set}
-			grep -q "^$sym=" "$out/.config" &&
-				{ echo "config: $sym should be off"; bad=1; } ;;
-		esac
-	done <"$frag"
-	return $bad
+	rft_check_fragment "$frag" "$out/.config"
 }

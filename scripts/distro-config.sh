@@ -48,6 +48,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
+. "$top/scripts/config-fragment.sh"
 
 usage="usage: distro-config.sh x86_64|arm64 stock|rust OUT"
 [ $# -eq 3 ] || die "$usage"
@@ -297,18 +298,7 @@ rust_why() {
 	true
 }
 bad=0
-while IFS= read -r line; do
-	case $line in
-	CONFIG_*=*)
-		grep -qx -- "$line" "$out/.config" ||
-			{ sym=${line%%=*}; sym=${sym#CONFIG_}
-			  echo "distro-config: $line was dropped (now $sym=$(val "$sym"))"; bad=1; } ;;
-	"# CONFIG_"*" is not set")
-		sym=${line#\# }; sym=${sym% is not set}
-		grep -q "^$sym=" "$out/.config" &&
-			{ echo "distro-config: $sym should be off"; bad=1; } ;;
-	esac
-done <"$frag"
+rft_check_fragment "$frag" "$out/.config" || bad=1
 if [ "$variant" = rust ] && [ "$(val RUST)" != y ]; then
 	echo "distro-config: CONFIG_RUST was dropped; what init/Kconfig's RUST depends on and does not have:"
 	rust_why
