@@ -752,13 +752,20 @@ fn sets_with_a_header_for_the_literal() {
     assert_eq!(init, Some((addr, HEADER_MARK, 2, op(1))));
 }
 
-#[test]
-fn a_set_a_literal_names_outlives_its_last_slot() {
-    let mut w = World::<2>::new(8);
+/// Eight sites, `op(0)` on all of them and `op(1)` on the first `m`, after
+/// the literal pass: the literals of those `m` sites name `{op1, op0}`.
+fn two_ops_named<const H: usize>(m: usize) -> (World<H>, BTreeMap<usize, usize>) {
+    let mut w = World::<H>::new(8);
     let mut lits = BTreeMap::new();
     w.register(op(0), (0..8).map(ip).collect());
-    w.register(op(1), (0..8).map(ip).collect());
-    assert_eq!(literal_pass(&mut w, &mut lits).unwrap(), 8);
+    w.register(op(1), (0..m).map(ip).collect());
+    assert_eq!(literal_pass(&mut w, &mut lits).unwrap(), m);
+    (w, lits)
+}
+
+#[test]
+fn a_set_a_literal_names_outlives_its_last_slot() {
+    let (mut w, mut lits) = two_ops_named::<2>(8);
     let first = lits[&ip(0)];
     // A third ops joins: every slot names {op2, op1, op0}; the literals
     // still name {op1, op0}, which must stay until they are rewritten.
@@ -777,11 +784,7 @@ fn a_set_a_literal_names_outlives_its_last_slot() {
 
 #[test]
 fn a_cleared_registry_keeps_named_sets_until_their_literals_move() {
-    let mut w = World::<2>::new(8);
-    let mut lits = BTreeMap::new();
-    w.register(op(0), (0..8).map(ip).collect());
-    w.register(op(1), (0..4).map(ip).collect());
-    assert_eq!(literal_pass(&mut w, &mut lits).unwrap(), 4);
+    let (mut w, mut lits) = two_ops_named::<2>(4);
     w.sites.clear();
     // Readers see no table; the literals still name a live set.
     assert_eq!(w.sites.mem().published, 0);
@@ -804,11 +807,7 @@ fn a_cleared_registry_keeps_named_sets_until_their_literals_move() {
 /// mark goes when the last literal naming it wants it again.
 #[test]
 fn a_literal_set_is_stale_from_the_change_until_its_literal_moves() {
-    let mut w = World::<4>::new(8);
-    let mut lits = BTreeMap::new();
-    w.register(op(0), (0..8).map(ip).collect());
-    w.register(op(1), (0..4).map(ip).collect());
-    assert_eq!(literal_pass(&mut w, &mut lits).unwrap(), 4);
+    let (mut w, mut lits) = two_ops_named::<4>(4);
     let s = lits[&ip(0)];
     assert!((0..4).all(|r| lits[&ip(r)] == s));
     assert!(!w.sites.is_stale(s));
