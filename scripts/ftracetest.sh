@@ -68,6 +68,11 @@ done
 case $variant in
 *kasan*) rargs+=(--test-timeout 'rftrace/fault-injection.tc=2400'
 		 --test-timeout 'rftrace/module-churn.tc=1500') ;;
+# riscv64's debug kernel needs about 760 s for fault-injection.tc alone
+# (2026-12-02), more beside other guests.
+*debug*) if [ "$arch" = riscv64 ]; then
+		rargs+=(--test-timeout 'rftrace/fault-injection.tc=1800')
+	fi ;;
 esac
 if [ -z "$jobs" ]; then
 	jobs=$(nproc)
