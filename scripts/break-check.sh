@@ -84,6 +84,14 @@ for name in "${names[@]}"; do
 		line=$(tr -d '\r' <"$llog" | grep -a '@@RFT LITERAL-BUG' | head -1)
 		case $line in *PASS*) ;; *) caught=1 ;; esac
 		seen="literal-bug: ${line:-no result}" ;;
+	null-func)
+		nlog=$BUILD/break-$atag$name-null-func.log
+		RFT_LOG=$nlog "$top/scripts/run-guest.sh" "$BREAK_VARIANT" null-func \
+			>/dev/null 2>&1
+		line=$(tr -d '\r' <"$nlog" | grep -a '@@RFT NULL-FUNC' | head -1)
+		case $line in *PASS*) ;; *) caught=1 ;; esac
+		grep -aqE 'Oops|Unable to handle|BUG:' "$nlog" && caught=1
+		seen="null-func: ${line:-no result}" ;;
 	panic-check)
 		plog=$BUILD/break-$atag$name-panic.log
 		python3 "$top/scripts/panic-check.py" --objdump "${CROSS}objdump" \

@@ -15,9 +15,11 @@
 #                  pass within BREAK_TIMEOUT seconds, default 600) or
 #                  panic-check (scripts/panic-check.py finds a panic call
 #                  in the core's compiled code)
+#                  literal-bug or null-func (that guest mode of
+#                  scripts/guest/init does not pass)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock instance-probes-wait-under-locks instance-tracer-waits-under-lock latency-tracer-waits-under-lock perf-close-waits-under-lock probe-part-waits-under-lock direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-literal-stale site-set-unsorted set-stale-ignored"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock instance-probes-wait-under-locks instance-tracer-waits-under-lock latency-tracer-waits-under-lock perf-close-waits-under-lock probe-part-waits-under-lock direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-literal-stale site-set-unsorted set-stale-ignored set-calls-null-func"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
@@ -29,6 +31,12 @@ break_def() { # NAME
 		BREAK_ARCH=arm64
 		BREAK_VARIANT=debug
 		BREAK_EXPECT=literal-bug ;;
+	set-calls-null-func)
+		BREAK_WHAT="the walk over a site's ops set calls an ops without a function (7.2's list walk warns and stops ftrace)"
+		BREAK_FILE=/kernel/trace/ftrace.c
+		BREAK_PERL='s/if \(FTRACE_WARN_ON\(!op->func\)\) \{\n\t\t\tpr_warn\("op=%p %pS\\n", op, op\);\n\t\t\treturn false;/if (0) {\n\t\t\treturn false;/'
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=null-func ;;
 	site-set-skips-first)
 		BREAK_WHAT="the set loop skips the first ops of a set with an odd number of ops (the one called before the pairs)"
 		BREAK_FILE=/kernel/trace/ftrace.c

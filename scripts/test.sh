@@ -261,6 +261,30 @@ if [ "$arch" != x86_64 ] && [ "$variant" != stock ] && [ "$variant" != rust ]; t
 	account "guest literal-bug (failed pass, literal naming a set)" $((1 - lf)) $lf
 fi
 
+# An ops whose function is cleared while it traces (test module
+# rftrace_null_func, mode null-func), every variant: the walk over the
+# site's ops (the list walk on stock, the site's set with the core) must
+# warn once at kernel/trace/ftrace.c, print the ops and stop ftrace; a
+# call to address 0 (an oops) or a second report fails.
+step "guest: an ops without a function at a traced site (null-func)"
+nlog=$BUILD/guest-$atag$variant-null-func.log
+RFT_LOG=$nlog "$top/scripts/run-guest.sh" "$variant" null-func >/dev/null 2>&1
+nrc=$?
+nf=0
+tr -d '\r' <"$nlog" | grep -a '@@RFT NULL-FUNC' || true
+grep -aq '@@RFT NULL-FUNC PASS' "$nlog" && [ $nrc = 0 ] || nf=1
+nwarn=$(grep -acE 'WARNING:' "$nlog")
+if [ "$nwarn" -ne 1 ] || ! grep -aE 'WARNING:' "$nlog" | grep -aq 'kernel/trace/ftrace.c' ||
+	! grep -aqE '(^|[] :])op=[0-9a-f]+ ' "$nlog"; then
+	echo "null-func: $nwarn warnings, want exactly one at kernel/trace/ftrace.c with its op= line"; nf=1
+fi
+if grep -aqE 'BUG:|KFENCE:|possible circular locking|Oops|Unable to handle' "$nlog"; then
+	grep -aE -A 20 'BUG:|KFENCE:|possible circular locking|Oops|Unable to handle' "$nlog" | head -60
+	echo "null-func: kernel reports beside the warning"; nf=1
+fi
+[ $nf = 0 ] || echo "null-func: rc=$nrc (log: $nlog)"
+account "guest null-func (an ops without a function is not called)" $((1 - nf)) $nf
+
 # A boot-time tracer (ftrace=function) registers before the workqueues
 # exist and before the scheduler runs: the guest must boot, trace and
 # pass KUnit with it (a retired set table was once queued to a workqueue
