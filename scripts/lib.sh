@@ -8,7 +8,13 @@ BINDGEN_VERSION=0.72.1
 export LIBCLANG_PATH=/usr/lib/llvm-19/lib
 export PATH="$BUILD/tools/bin:$PATH"
 export CCACHE_DIR=$BUILD/ccache
-export CCACHE_MAXSIZE=5G
+# Room for the distribution kernels too (full debug info: about 3 GiB of
+# cache each).  The build directory (the compiler's working directory
+# with O=) is left out of the hash: every variant's object of an
+# unchanged file is the same, and only DW_AT_comp_dir names the other
+# build directory.
+export CCACHE_MAXSIZE=20G
+export CCACHE_NOHASHDIR=true
 
 step() { printf '==> [%(%H:%M:%S)T] %s\n' -1 "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
