@@ -268,10 +268,14 @@ if [ "$arch" != x86_64 ] && [ $shadowed = 1 ]; then
 fi
 
 # An ops whose function is cleared while it traces (test module
-# rftrace_null_func, mode null-func), every variant: the walk over the
-# site's ops (the list walk on stock, the site's set with the core) must
-# warn once at kernel/trace/ftrace.c, print the ops and stop ftrace; a
-# call to address 0 (an oops) or a second report fails.
+# rftrace_null_func, mode null-func): the walk over the site's ops (the
+# list walk on stock, the site's set with the core) must warn once at
+# kernel/trace/ftrace.c, print the ops and stop ftrace; a call to address
+# 0 (an oops) or a second report fails.  Every x86_64 variant; on arm64
+# and riscv64 (where the literal names the set: the same walk, reached
+# through rftrace_set_func()) every variant but the CI smoke's shadow one,
+# and with --full.
+if [ "$arch" = x86_64 ] || [ "$variant" != shadow ] || [ $full = 1 ]; then
 step "guest: an ops without a function at a traced site (null-func)"
 nlog=$BUILD/guest-$atag$variant-null-func.log
 RFT_LOG=$nlog "$top/scripts/run-guest.sh" "$variant" null-func >/dev/null 2>&1
@@ -290,6 +294,7 @@ if grep -aqE 'BUG:|KFENCE:|possible circular locking|Oops|Unable to handle' "$nl
 fi
 [ $nf = 0 ] || echo "null-func: rc=$nrc (log: $nlog)"
 account "guest null-func (an ops without a function is not called)" $((1 - nf)) $nf
+fi
 
 # A boot-time tracer (ftrace=function) registers before the workqueues
 # exist and before the scheduler runs: the guest must boot, trace and
