@@ -346,8 +346,15 @@ grep -v '^#' "$sres" 2>/dev/null | sed 's/^/  /'
 # some guests have (trace-cmd, perf: scripts/mkinitramfs.sh packs them
 # into the x86_64 guest when it can have them): UNSUPPORTED without it,
 # and skipped.  Where the program is, they must PASS.
+# Those of selftests/expected/config-only.list need a kernel option (IBT):
+# UNSUPPORTED and skipped on a kernel without it; where it is, they must
+# PASS.
 donly=$(grep -v '^#' "$top/selftests/expected/debug-only.list" | paste -sd'|' -)
 tonly=$(grep -v '^#' "$top/selftests/expected/tools-only.list" | paste -sd'|' -)
+while read -r cf copt; do
+	grep -qx "$copt=y" "$BUILD/out-$arch-$variant/.config" ||
+		tonly=${tonly:+$tonly|}$cf
+done < <(grep -v '^#' "$top/selftests/expected/config-only.list")
 dbg=0
 case $variant in debug|kasan) dbg=1 ;; esac
 : >"$sres.counted"
@@ -355,7 +362,7 @@ grep -v '^#' "$sres" 2>/dev/null |
 	awk -v d="^rftrace/($donly)\$" -v t="^rftrace/($tonly)\$" -v dbg=$dbg \
 	    -v counted="$sres.counted" '
 	$2 == "UNSUPPORTED" && !dbg && $1 ~ d { print "  (skipped, debug variant only: " $1 ")"; next }
-	$2 == "UNSUPPORTED" && $1 ~ t { print "  (skipped, program not in this guest: " $1 ")"; next }
+	$2 == "UNSUPPORTED" && $1 ~ t { print "  (skipped, program or kernel option not in this guest: " $1 ")"; next }
 	{ print >counted }'
 skipped=$(grep -v '^#' "$sres" 2>/dev/null |
 	awk -v d="^rftrace/($donly)\$" -v t="^rftrace/($tonly)\$" -v dbg=$dbg '
