@@ -19,7 +19,7 @@
 #                  scripts/guest/init does not pass)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock instance-probes-wait-under-locks instance-tracer-waits-under-lock latency-tracer-waits-under-lock perf-close-waits-under-lock probe-part-waits-under-lock direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-literal-stale site-set-unsorted set-stale-ignored set-calls-null-func"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock instance-probes-wait-under-locks instance-tracer-waits-under-lock latency-tracer-waits-under-lock perf-close-waits-under-lock probe-part-waits-under-lock direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-literal-stale site-set-unsorted set-stale-ignored set-calls-null-func lookup-range-as-point"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
@@ -31,6 +31,13 @@ break_def() { # NAME
 		BREAK_ARCH=arm64
 		BREAK_VARIANT=debug
 		BREAK_EXPECT=literal-bug ;;
+	lookup-range-as-point)
+		BREAK_WHAT="the record table's lookup of a range finds only a record at its start: a function named by its symbol, before an ENDBR, has no site (ftrace_set_filter_ip(), direct calls, fentry)"
+		BREAK_FILE=rust/rfcore/pages.rs
+		BREAK_PERL='s/let r = group_hits\(t, g, start, end, insn_size\);/let r = group_hits(t, g, start, start, insn_size);/'
+		BREAK_ARCH=x86_64
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:endbr-sites.tc ;;
 	set-calls-null-func)
 		BREAK_WHAT="the walk over a site's ops set calls an ops without a function (7.2's list walk warns and stops ftrace)"
 		BREAK_FILE=/kernel/trace/ftrace.c
