@@ -77,21 +77,17 @@ for name in "${names[@]}"; do
 		line=$(grep -v '^#' "$res" 2>/dev/null | awk -v t="$t" '$1 == t' | head -1)
 		[ -n "$line" ] && [ "$(echo "$line" | awk '{ print $2 }')" != PASS ] && caught=1
 		seen="ftracetest: ${line:-no result for $t}" ;;
-	literal-bug)
-		llog=$BUILD/break-$atag$name-literal-bug.log
-		RFT_LOG=$llog "$top/scripts/run-guest.sh" "$BREAK_VARIANT" literal-bug \
+	literal-bug|null-func)
+		# the guest mode of that name, whose marker line is
+		# "@@RFT LITERAL-BUG ..." or "@@RFT NULL-FUNC ..."
+		glog=$BUILD/break-$atag$name-$BREAK_EXPECT.log
+		RFT_LOG=$glog "$top/scripts/run-guest.sh" "$BREAK_VARIANT" "$BREAK_EXPECT" \
 			>/dev/null 2>&1
-		line=$(tr -d '\r' <"$llog" | grep -a '@@RFT LITERAL-BUG' | head -1)
+		marker=$(echo "$BREAK_EXPECT" | tr a-z A-Z)
+		line=$(tr -d '\r' <"$glog" | grep -a "@@RFT $marker" | head -1)
 		case $line in *PASS*) ;; *) caught=1 ;; esac
-		seen="literal-bug: ${line:-no result}" ;;
-	null-func)
-		nlog=$BUILD/break-$atag$name-null-func.log
-		RFT_LOG=$nlog "$top/scripts/run-guest.sh" "$BREAK_VARIANT" null-func \
-			>/dev/null 2>&1
-		line=$(tr -d '\r' <"$nlog" | grep -a '@@RFT NULL-FUNC' | head -1)
-		case $line in *PASS*) ;; *) caught=1 ;; esac
-		grep -aqE 'Oops|Unable to handle|BUG:' "$nlog" && caught=1
-		seen="null-func: ${line:-no result}" ;;
+		grep -aqE 'Oops|Unable to handle|BUG:' "$glog" && caught=1
+		seen="$BREAK_EXPECT: ${line:-no result}" ;;
 	panic-check)
 		plog=$BUILD/break-$atag$name-panic.log
 		python3 "$top/scripts/panic-check.py" --objdump "${CROSS}objdump" \

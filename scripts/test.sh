@@ -240,60 +240,55 @@ grep -q 'rftrace: Rust dynamic ftrace core active' "$klog" ||
 	{ echo "no 'Rust dynamic ftrace core active' line in the boot log"; f=$((f + 1)); }
 account "guest KUnit" "$p" "$f"
 
+# one_warning_mode MODE TITLE [RE]: boots the guest in MODE (scripts/guest/
+# init), which must print "@@RFT <MODE in capitals> PASS"; the boot log
+# must hold exactly one WARNING, at kernel/trace/ftrace.c, a line matching
+# RE if given, and no other report (BUG, Oops, KASAN, KFENCE, lockdep).
+one_warning_mode() {
+	local mode=$1 title=$2 re=${3:-} marker log rc bad=0 nwarn
+	local reports='BUG:|KFENCE:|possible circular locking|Oops|Unable to handle'
+	marker=$(echo "$mode" | tr a-z A-Z)
+	log=$BUILD/guest-$atag$variant-$mode.log
+	RFT_LOG=$log "$top/scripts/run-guest.sh" "$variant" "$mode" >/dev/null 2>&1
+	rc=$?
+	tr -d '\r' <"$log" | grep -a "@@RFT $marker" || true
+	grep -aq "@@RFT $marker PASS" "$log" && [ $rc = 0 ] || bad=1
+	nwarn=$(grep -acE 'WARNING:' "$log")
+	if [ "$nwarn" -ne 1 ] || ! grep -aE 'WARNING:' "$log" | grep -aq 'kernel/trace/ftrace.c'; then
+		echo "$mode: $nwarn warnings, want exactly one at kernel/trace/ftrace.c"; bad=1
+	fi
+	if [ -n "$re" ] && ! grep -aqE "$re" "$log"; then
+		echo "$mode: no line matching '$re' beside the warning"; bad=1
+	fi
+	if grep -aqE "$reports" "$log"; then
+		grep -aE -A 20 "$reports" "$log" | head -60
+		echo "$mode: kernel reports beside the warning"; bad=1
+	fi
+	[ $bad = 0 ] || echo "$mode: rc=$rc (log: $log)"
+	account "$title" $((1 - bad)) $bad
+}
+
 # CALL_OPS kernels with the shadow check: a shut-down whose pass ends in
-# ftrace_bug() while a literal names a set (scripts/guest/init, mode
-# literal-bug). The set must be stale: calls through it walk the list,
-# the stopped instance's freed ops is never called. ftrace_bug() warns
-# once by design (its WARNING line at kernel/trace/ftrace.c); any other
-# report (a second warning, KASAN, KFENCE, BUG, lockdep) fails.
+# ftrace_bug() while a literal names a set (mode literal-bug). The set
+# must be stale: calls through it walk the list, the stopped instance's
+# freed ops is never called. ftrace_bug() warns once by design.
 case $variant in shadow|debug|kcsan|kasan) shadowed=1 ;; *) shadowed=0 ;; esac
 if [ "$arch" != x86_64 ] && [ $shadowed = 1 ]; then
 	step "guest: a failed pass while a literal names a set (literal-bug)"
-	llog=$BUILD/guest-$atag$variant-literal-bug.log
-	RFT_LOG=$llog "$top/scripts/run-guest.sh" "$variant" literal-bug >/dev/null 2>&1
-	lrc=$?
-	lf=0
-	tr -d '\r' <"$llog" | grep -a '@@RFT LITERAL-BUG' || true
-	grep -aq '@@RFT LITERAL-BUG PASS' "$llog" && [ $lrc = 0 ] || lf=1
-	nwarn=$(grep -acE 'WARNING:' "$llog")
-	if [ "$nwarn" -ne 1 ] || ! grep -aE 'WARNING:' "$llog" | grep -aq 'kernel/trace/ftrace.c'; then
-		echo "literal-bug: $nwarn warnings, want exactly ftrace_bug()'s own"; lf=1
-	fi
-	if grep -aqE 'BUG:|KFENCE:|possible circular locking|Oops' "$llog"; then
-		grep -aE -A 20 'BUG:|KFENCE:|possible circular locking|Oops' "$llog" | head -60
-		echo "literal-bug: kernel reports beside ftrace_bug()"; lf=1
-	fi
-	[ $lf = 0 ] || echo "literal-bug: rc=$lrc (log: $llog)"
-	account "guest literal-bug (failed pass, literal naming a set)" $((1 - lf)) $lf
+	one_warning_mode literal-bug "guest literal-bug (failed pass, literal naming a set)"
 fi
 
 # An ops whose function is cleared while it traces (test module
 # rftrace_null_func, mode null-func): the walk over the site's ops (the
-# list walk on stock, the site's set with the core) must warn once at
-# kernel/trace/ftrace.c, print the ops and stop ftrace; a call to address
-# 0 (an oops) or a second report fails.  Every x86_64 variant; on arm64
-# and riscv64 (where the literal names the set: the same walk, reached
-# through rftrace_set_func()) every variant but the CI smoke's shadow one,
-# and with --full.
+# list walk on stock, the site's set with the core) must warn once, print
+# the ops (its "op=" line) and stop ftrace; a call to address 0 fails.
+# Every x86_64 variant; on arm64 and riscv64 (where the literal names the
+# set: the same walk, reached through rftrace_set_func()) every variant
+# but the CI smoke's shadow one, and with --full.
 if [ "$arch" = x86_64 ] || [ "$variant" != shadow ] || [ $full = 1 ]; then
-step "guest: an ops without a function at a traced site (null-func)"
-nlog=$BUILD/guest-$atag$variant-null-func.log
-RFT_LOG=$nlog "$top/scripts/run-guest.sh" "$variant" null-func >/dev/null 2>&1
-nrc=$?
-nf=0
-tr -d '\r' <"$nlog" | grep -a '@@RFT NULL-FUNC' || true
-grep -aq '@@RFT NULL-FUNC PASS' "$nlog" && [ $nrc = 0 ] || nf=1
-nwarn=$(grep -acE 'WARNING:' "$nlog")
-if [ "$nwarn" -ne 1 ] || ! grep -aE 'WARNING:' "$nlog" | grep -aq 'kernel/trace/ftrace.c' ||
-	! grep -aqE '(^|[] :])op=[0-9a-f]+ ' "$nlog"; then
-	echo "null-func: $nwarn warnings, want exactly one at kernel/trace/ftrace.c with its op= line"; nf=1
-fi
-if grep -aqE 'BUG:|KFENCE:|possible circular locking|Oops|Unable to handle' "$nlog"; then
-	grep -aE -A 20 'BUG:|KFENCE:|possible circular locking|Oops|Unable to handle' "$nlog" | head -60
-	echo "null-func: kernel reports beside the warning"; nf=1
-fi
-[ $nf = 0 ] || echo "null-func: rc=$nrc (log: $nlog)"
-account "guest null-func (an ops without a function is not called)" $((1 - nf)) $nf
+	step "guest: an ops without a function at a traced site (null-func)"
+	one_warning_mode null-func "guest null-func (an ops without a function is not called)" \
+		'(^|[] :])op=[0-9a-f]+ '
 fi
 
 # A boot-time tracer (ftrace=function) registers before the workqueues
