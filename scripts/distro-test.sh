@@ -14,6 +14,12 @@
 #      stock results of step 2): KUnit, null-func, the ftrace=function boot,
 #      the project's selftests, the bench smoke and the same smoke set,
 #      compared test by test with stock's
+#   4. x86_64: the smoke set again on both kernels, and the project's
+#      selftests on distro-rust, with call depth tracking on: a Skylake
+#      CPU model (QEMU's Skylake-Client-v1 under TCG) booted with
+#      retbleed=stuff spectre_v2=retpoline, so that Debian's call thunks
+#      and RSB stuffing run ("callthunks: Setting up call depth tracking"
+#      must be in each boot log)
 # Writes build/distro-ARCH.summary and prints one closing line
 # "N passed, N failed" (the stock steps and test.sh's together).
 set -uo pipefail
@@ -91,6 +97,49 @@ tlog=$BUILD/distro-test-${atag}rust.log
 read -r p f < <(tail -n 1 "$tlog" |
 	awk '/^[0-9]+ passed, [0-9]+ failed$/ { print $1, $3; ok = 1 } END { if (!ok) print 0, 1 }')
 account "test.sh (distro-rust)" "$p" "$f"
+
+if [ "$arch" = x86_64 ]; then
+	step "call depth tracking (retbleed=stuff on a Skylake model): the smoke set on both, the selftests on rust"
+	stuff=(retbleed=stuff spectre_v2=retpoline loglevel=7)
+	sres=()
+	for v in distro-stock distro-rust; do
+		r=$BUILD/ftracetest-$v-stuff.results
+		RFT_QEMU_ARGS="-cpu Skylake-Client-v1" "$top/scripts/ftracetest.sh" "$v" \
+			--only "$only" ${jobs:+--jobs "$jobs"} --out "$r" -- "${stuff[@]}" \
+			>"$BUILD/ftracetest-$v-stuff.log" 2>&1
+		sres+=("$r")
+	done
+	RFT_QEMU_ARGS="-cpu Skylake-Client-v1" "$top/scripts/ftracetest.sh" distro-rust \
+		--selftests ${jobs:+--jobs "$jobs"} --out "$BUILD/selftests-distro-rust-stuff.results" \
+		-- "${stuff[@]}" >"$BUILD/selftests-distro-rust-stuff.log" 2>&1
+	n=0
+	for l in "$BUILD"/ftracetest-distro-*-stuff.log "$BUILD/selftests-distro-rust-stuff.log"; do
+		d=$(sed -n 's/^logs:[[:space:]]*//p' "$l" | tail -1)
+		[ -d "$d/console" ] || { n=$((n + 1)); continue; }
+		for c in "$d"/console/*.log; do
+			grep -aq 'callthunks: Setting up call depth tracking' "$c" || n=$((n + 1))
+		done
+	done
+	if [ $n = 0 ]; then
+		account "call depth tracking on in every boot" 1 0
+	else
+		account "call depth tracking on in every boot" 0 1
+	fi
+	cmp=$BUILD/ftracetest-distro-stuff.compare
+	"$top/scripts/compare-results.sh" --subset "${sres[0]}" "${sres[1]}" | tee "$cmp"
+	read -r p f < <(tail -n 1 "$cmp" |
+		awk '/^[0-9]+ passed, [0-9]+ failed$/ { print $1, $3; ok = 1 } END { if (!ok) print 0, 1 }')
+	account "smoke with stuffing (parity)" "$p" "$f"
+	# the project's selftests: PASS, or UNSUPPORTED where test.sh skips
+	# them (debug-only and tools-only files)
+	skip=$(grep -hv '^#' "$top/selftests/expected/debug-only.list" \
+		"$top/selftests/expected/tools-only.list" | paste -sd'|' -)
+	p=$(grep -v '^#' "$BUILD/selftests-distro-rust-stuff.results" | awk '$2 == "PASS" && !/warn=/' | wc -l)
+	f=$(grep -v '^#' "$BUILD/selftests-distro-rust-stuff.results" |
+		awk -v s="^rftrace/($skip)\$" '($2 != "PASS" || /warn=/) && !($2 == "UNSUPPORTED" && $1 ~ s)' | wc -l)
+	grep -v '^#' "$BUILD/selftests-distro-rust-stuff.results" | sed 's/^/  stuffing: /'
+	account "selftests with stuffing" "$p" "$f"
+fi
 
 {
 	echo "== distribution configuration, $arch ($(( $(date +%s) - t0 )) s)"
