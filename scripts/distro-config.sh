@@ -9,7 +9,9 @@
 # x86_64, arm64 for arm64) made into a test kernel, where
 # scripts/build-kernel.sh starts from tinyconfig:
 #   stock   CONFIG_FTRACE_RUST_CORE=n
-#   rust    CONFIG_FTRACE_RUST_CORE=y with its KUnit tests (CONFIG_KUNIT=y)
+#   rust    CONFIG_FTRACE_RUST_CORE=y (KUnit stays off as at Debian's: the
+#           two kernels differ by the core alone, so that the second
+#           build recompiles only what includes its option)
 # Every module of Debian's (=m) is switched off but the few the tests load
 # (the ftrace and trace samples, preemptirq_delay_test, and for rust the
 # core's rftrace_test_sites; selftests/modules are built out of tree), and
@@ -202,8 +204,6 @@ EOF
 CONFIG_RUST=y
 CONFIG_FTRACE_RUST_CORE=y
 # CONFIG_FTRACE_RUST_CORE_SHADOW is not set
-CONFIG_KUNIT=y
-CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y
 # rftrace_test_sites.ko (the selftests' misaligned and quarantined sites)
 CONFIG_FTRACE_RUST_CORE_TEST_MODULE=m
 EOF
