@@ -1058,6 +1058,7 @@ pub(crate) struct Module<'a> {
 
 impl<'a> Module<'a> {
     /// The core kernel.
+    #[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
     pub(crate) const fn core_kernel() -> Self {
         // INVARIANT: null.
         Module {
@@ -1091,6 +1092,7 @@ impl<'a> Module<'a> {
 }
 
 /// The text the core kernel's call-site list may point into.
+#[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
 pub(crate) fn core_kernel_text() -> Text {
     Module::core_kernel().text()
 }

@@ -583,6 +583,7 @@ impl Built {
     }
 
     /// The first record touching `[start, end]`, or null.
+    #[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
     pub(crate) fn lookup(&self, start: u64, end: u64) -> *mut bindings::dyn_ftrace {
         lookup_from(self.first(), start, end)
     }
@@ -610,6 +611,7 @@ impl Built {
     /// the last of them led before that chain was ended (what a reader
     /// still on it would have gone on to: for the table, the next group
     /// left in it).
+    #[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
     pub(crate) fn remove_range(
         &mut self,
         start: u64,
@@ -638,6 +640,7 @@ impl Built {
     }
 
     /// The first group, as a pointer (for comparisons).
+    #[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
     pub(crate) fn first_ptr(&self) -> *mut FtracePage {
         self.first
     }
