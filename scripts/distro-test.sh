@@ -131,9 +131,11 @@ if [ "$arch" = x86_64 ]; then
 		awk '/^[0-9]+ passed, [0-9]+ failed$/ { print $1, $3; ok = 1 } END { if (!ok) print 0, 1 }')
 	account "smoke with stuffing (parity)" "$p" "$f"
 	# the project's selftests: PASS, or UNSUPPORTED where test.sh skips
-	# them (debug-only and tools-only files)
+	# them (debug-only, tools-only and config-only files)
 	skip=$(grep -hv '^#' "$top/selftests/expected/debug-only.list" \
 		"$top/selftests/expected/tools-only.list" | paste -sd'|' -)
+	coff=$(config_only_off "$arch" distro-rust)
+	skip=$skip${coff:+|$coff}
 	p=$(grep -v '^#' "$BUILD/selftests-distro-rust-stuff.results" | awk '$2 == "PASS" && !/warn=/' | wc -l)
 	f=$(grep -v '^#' "$BUILD/selftests-distro-rust-stuff.results" |
 		awk -v s="^rftrace/($skip)\$" '($2 != "PASS" || /warn=/) && !($2 == "UNSUPPORTED" && $1 ~ s)' | wc -l)

@@ -73,3 +73,15 @@ core_rustc_cmd() {
 	core_cmd=${core_cmd//--emit=dep-info=kernel\/trace\/rftrace\/rust\/.rftrace.o.d/--emit=dep-info="$work/x.d"}
 	core_cmd=${core_cmd//--emit=obj=kernel\/trace\/rftrace\/rust\/rftrace.o/--emit=obj="$work/rftrace.o"}
 }
+
+# config_only_off ARCH VARIANT: the files of selftests/expected/config-only.list
+# whose kernel option is not =y in that build's .config, '|'-joined (they
+# may be UNSUPPORTED there, and are skipped).
+config_only_off() {
+	local cf copt out=
+	while read -r cf copt; do
+		grep -qx "$copt=y" "$BUILD/out-$1-$2/.config" 2>/dev/null ||
+			out=${out:+$out|}$cf
+	done < <(grep -v '^#' "$top/selftests/expected/config-only.list")
+	echo "$out"
+}

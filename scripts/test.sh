@@ -356,10 +356,8 @@ grep -v '^#' "$sres" 2>/dev/null | sed 's/^/  /'
 # PASS.
 donly=$(grep -v '^#' "$top/selftests/expected/debug-only.list" | paste -sd'|' -)
 tonly=$(grep -v '^#' "$top/selftests/expected/tools-only.list" | paste -sd'|' -)
-while read -r cf copt; do
-	grep -qx "$copt=y" "$BUILD/out-$arch-$variant/.config" ||
-		tonly=${tonly:+$tonly|}$cf
-done < <(grep -v '^#' "$top/selftests/expected/config-only.list")
+coff=$(config_only_off "$arch" "$variant")
+tonly=$tonly${coff:+|$coff}
 dbg=0
 case $variant in debug|kasan) dbg=1 ;; esac
 : >"$sres.counted"
