@@ -6,8 +6,9 @@
 # The Rust core on Debian's own configuration of 7.2 (docs/distro-config.md)
 # against the same configuration's stock kernel, for RFT_ARCH (x86_64 or
 # arm64):
-#   1. build distro-stock and distro-rust (scripts/build-kernel.sh; about
-#      2 x 45 minutes cold on 2 cores for x86_64, far less with ccache warm)
+#   1. build distro-stock, then distro-rust from a copy of stock's build
+#      directory (x86_64: about 62 minutes cold on 2 cores, then about
+#      1,000 objects for the core's option)
 #   2. on stock: the upstream ftracetest smoke set (the baseline) and the
 #      null-func boot (the walk's refusal of an ops without a function)
 #   3. scripts/test.sh --variant distro-rust --skip-host --baseline (the
@@ -51,6 +52,17 @@ account() { # name passed failed
 "$top/scripts/setup.sh" >/dev/null || die "setup failed"
 for v in distro-stock distro-rust; do
 	s=$(date +%s)
+	# The Rust kernel starts from the stock one's build directory when it
+	# has none: the two configurations differ by the core alone, so make
+	# rebuilds only what depends on it (about 1,000 of x86_64's 2,746
+	# objects) instead of compiling everything through ccache again.
+	rout=$BUILD/out-$arch-distro-rust sout=$BUILD/out-$arch-distro-stock
+	if [ "$v" = distro-rust ] && [ ! -f "$rout/.config" ] && [ -f "$sout/vmlinux" ]; then
+		step "$arch/distro-rust: starting from the stock build directory"
+		rm -rf "$rout"
+		cp -a "$sout" "$rout"
+		rm -f "$rout/.rftrace-fragment" "$rout/initramfs.cpio.gz"
+	fi
 	if "$top/scripts/build-kernel.sh" "$v" >"$BUILD/distro-build-$atag$v.log" 2>&1; then
 		step "$arch/$v built in $(( $(date +%s) - s )) s"
 		account "kernel build ($v)" 1 0
