@@ -6,8 +6,8 @@
 //! - `decide`: `rfcore::record::decide` on a realistic flags mix, for an
 //!   enable pass over NOPs, a disable pass over calls, and an enable pass
 //!   over calls that are already right (everything `Ignore`).
-//! - `encode`: `rfcore::x86::encode_call` of `(ip, target)` pairs, and
-//!   `rfcore::x86::X86Change::verify` of 5-byte buffers (the check of the
+//! - `encode`: `rfcore::arch::x86::encode_call` of `(ip, target)` pairs, and
+//!   `rfcore::arch::x86::X86Change::verify` of 5-byte buffers (the check of the
 //!   update pass).
 //! - `update_all`: the update pass (`rfcore::update::update_all`) with the
 //!   x86 plans over the minimal in-memory [`Flat`]: a full enable pass, a
@@ -31,17 +31,17 @@ use criterion::{
     Throughput, //
 };
 use rftrace::rfcore::{
+    arch::x86::{
+        encode_call,
+        X86Change,
+        INSN_SIZE, //
+    }, //
     flags::RecFlags,
     record::{
         decide,
         Update, //
     },
     update::Counts,
-    x86::{
-        encode_call,
-        X86Change,
-        INSN_SIZE, //
-    }, //
 };
 use rftrace_bench::{
     encode_inputs,

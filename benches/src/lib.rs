@@ -33,6 +33,12 @@ use rftrace::rfcore;
 mod util;
 
 use rfcore::{
+    arch::x86::{
+        self,
+        X86Change,
+        INSN_SIZE,
+        NOP5, //
+    }, //
     flags::{
         self,
         RecFlags, //
@@ -46,12 +52,6 @@ use rfcore::{
         Facts,
         Failure, //
     },
-    x86::{
-        self,
-        X86Change,
-        INSN_SIZE,
-        NOP5, //
-    }, //
 };
 pub use util::VecStore;
 use util::{

@@ -7,7 +7,7 @@
 //! `BL <caller>`, with an 8-byte literal before the function that holds the
 //! `ftrace_ops` the shared caller is to call. What the literal holds, how
 //! the `BL` reaches its target and the order of the two stores are
-//! [`crate::rfcore::arm64`]'s; the update pass is
+//! [`crate::rfcore::arch::arm64`]'s; the update pass is
 //! [`crate::rfcore::update`]'s (through [`crate::kside::pass`]). This module
 //! implements the pass's [`Arch`] trait: it reads and writes the text and
 //! the literal through the C shim (`c/rftrace_shim_arm64.c`).
@@ -29,7 +29,7 @@ use crate::{
     },
     kside::lock::FtraceLocked,
     rfcore::{
-        arm64::{
+        arch::arm64::{
             call_site,
             literal_addr,
             plan_init,

@@ -20,7 +20,7 @@ use kernel::{
 use crate::{
     kside::env::word,
     rfcore::{
-        arm64::literal_ops,
+        arch::arm64::literal_ops,
         flags::{
             RecFlags,
             CALL_OPS_EN, //

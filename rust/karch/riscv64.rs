@@ -7,7 +7,7 @@
 //! `auipc t0` towards `ftrace_caller` at the function's entry and the
 //! record's slot after it, which toggles between `nop` and `jalr t0`. The
 //! layout, the encodings, the reach of the fixed `auipc` and the order of
-//! the stores are [`crate::rfcore::riscv64`]'s; the update pass is
+//! the stores are [`crate::rfcore::arch::riscv64`]'s; the update pass is
 //! [`crate::rfcore::update`]'s (through [`crate::kside::pass`]). This
 //! module implements the pass's [`Arch`] trait: it reads the text without
 //! faulting and writes through the kernel's text patching, in the C shim
@@ -45,9 +45,7 @@ use crate::{
         TextLocked, //
     },
     rfcore::{
-        flags::RecFlags,
-        record::Decision,
-        riscv64::{
+        arch::riscv64::{
             call_site,
             literal_addr,
             plan_init,
@@ -57,6 +55,8 @@ use crate::{
             Riscv64Change,
             Write, //
         },
+        flags::RecFlags,
+        record::Decision,
         update::{
             Arch,
             Checked,

@@ -40,16 +40,7 @@ use crate::{
         STATS, //
     },
     rfcore::{
-        flags::RecFlags,
-        record::Decision,
-        update::{
-            Arch,
-            Checked,
-            EncodeFault,
-            Facts,
-            Failure, //
-        },
-        x86::{
+        arch::x86::{
             call_site,
             decode,
             encode_call,
@@ -59,6 +50,15 @@ use crate::{
             X86Change,
             INSN_SIZE, //
         }, //
+        flags::RecFlags,
+        record::Decision,
+        update::{
+            Arch,
+            Checked,
+            EncodeFault,
+            Facts,
+            Failure, //
+        },
     },
 };
 

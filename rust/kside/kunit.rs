@@ -27,15 +27,15 @@ mod tests {
         kside::lock::FtraceLocked,
         rfcore::{
             account::AccountError,
+            arch::x86::{
+                encode_call,
+                EncodeError, //
+            }, //
             flags::{
                 RecFlags,
                 REF_MAX, //
             },
             record::decide,
-            x86::{
-                encode_call,
-                EncodeError, //
-            }, //
         }, //
     };
 
@@ -760,7 +760,7 @@ fn wrong_bytes_are_refused() -> Option<u32> {
             Module,
             Rec, //
         },
-        rfcore::arm64::MOV_X9_LR, //
+        rfcore::arch::arm64::MOV_X9_LR, //
     };
     use kernel::{
         bindings,
@@ -836,15 +836,15 @@ fn wrong_bytes_are_refused() -> Option<u32> {
             Rec, //
         },
         rfcore::{
+            arch::riscv64::{
+                fixed_auipc,
+                EBREAK,
+                NOP, //
+            },
             flags::RecFlags,
             record::{
                 Decision,
                 Update, //
-            },
-            riscv64::{
-                fixed_auipc,
-                EBREAK,
-                NOP, //
             },
             update::{
                 Arch,

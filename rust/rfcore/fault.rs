@@ -292,9 +292,9 @@ pub mod arm64 {
     /// Why a step could not be planned.
     #[derive(Clone, Copy, PartialEq, Eq, Debug)]
     pub enum PlanError {
-        /// A `BL` could not be encoded (a [`Reach`](super::super::arm64::Reach) from another site).
+        /// A `BL` could not be encoded (a [`Reach`](super::super::arch::arm64::Reach) from another site).
         Encode(EncodeError),
-        /// A call was asked for with [`LiteralOps::Nop`](super::super::arm64::LiteralOps::Nop) in the literal: the
+        /// A call was asked for with [`LiteralOps::Nop`](super::super::arch::arm64::LiteralOps::Nop) in the literal: the
         /// site would call a function that does nothing.
         NopOpsOnCall,
     }
@@ -366,7 +366,7 @@ pub mod riscv64 {
         /// it truncates the offset to 32 bits.
         Caller(EncodeError),
         /// A `jalr` to `target` at `ip` needs another `auipc` than the site's,
-        /// which was made for `ftrace_caller` (a [`Reach`](super::super::riscv64::Reach) from another site).
+        /// which was made for `ftrace_caller` (a [`Reach`](super::super::arch::riscv64::Reach) from another site).
         Window {
             /// The record's ip.
             ip: u64,
@@ -382,7 +382,7 @@ pub mod riscv64 {
         Layout(LayoutError),
         /// The `auipc` to `ftrace_caller` or a `jalr` cannot be made.
         Reach(ReachError),
-        /// A call was asked for with [`LiteralOps::Nop`](super::super::arm64::LiteralOps::Nop) in the literal: the
+        /// A call was asked for with [`LiteralOps::Nop`](super::super::arch::arm64::LiteralOps::Nop) in the literal: the
         /// site would call a function that does nothing.
         NopOpsOnCall,
         /// A plan was asked for an update that changes nothing

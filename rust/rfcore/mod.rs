@@ -13,7 +13,7 @@
 #![forbid(unsafe_code)]
 
 pub mod account;
-pub mod arm64;
+pub mod arch;
 pub mod consistency;
 pub mod direct;
 pub mod fault;
@@ -23,9 +23,7 @@ pub mod ipmodify;
 pub mod pages;
 pub mod record;
 pub mod registry;
-pub mod riscv64;
 pub mod select;
 pub mod siteset;
 pub mod table;
 pub mod update;
-pub mod x86;

@@ -24,9 +24,9 @@
 //! Every failure of every architecture is one [`Failure`], which maps to
 //! one [`Errno`].
 //!
-//! [`x86::plan_update`]: super::x86::plan_update
-//! [`arm64::plan_update`]: super::arm64::plan_update
-//! [`riscv64::plan_update`]: super::riscv64::plan_update
+//! [`x86::plan_update`]: super::arch::x86::plan_update
+//! [`arm64::plan_update`]: super::arch::arm64::plan_update
+//! [`riscv64::plan_update`]: super::arch::riscv64::plan_update
 
 pub use super::fault::{
     EncodeFault,
@@ -201,7 +201,7 @@ pub trait Arch {
 ///
 /// ```compile_fail,E0451
 /// use rftrace::rfcore::update::Checked;
-/// use rftrace::rfcore::x86::X86Change;
+/// use rftrace::rfcore::arch::x86::X86Change;
 /// fn dress(change: X86Change) -> Checked<X86Change> {
 ///     Checked { change }
 /// }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `rfcore::arm64` against encodings made by GNU as/ld and layouts made by
+//! `rfcore::arch::arm64` against encodings made by GNU as/ld and layouts made by
 //! GCC (`arm64_golden.txt`, written by `scripts/gen-arm64-golden.sh`), and
 //! the CALL_OPS rules: literal choice, reach, order of the writes.
 
@@ -10,7 +10,7 @@ use std::vec::Vec;
 
 use super::golden::{self, parse_hex};
 use super::util::{note, seed, Rng};
-use crate::rfcore::arm64::{
+use crate::rfcore::arch::arm64::{
     decode, encode_bl, is_bti, literal_addr, literal_from_lr, literal_ops, plan, reach, verify,
     Decoded, EncodeError, LayoutError, ListReason, LiteralOps, Mismatch, Plan, PlanError, Reach,
     ReachError, Site, Step, Write, BL_RANGE, BTI_C, MOV_X9_LR, NOP,

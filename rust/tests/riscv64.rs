@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `rfcore::riscv64` against encodings made by GNU as/ld and layouts made
+//! `rfcore::arch::riscv64` against encodings made by GNU as/ld and layouts made
 //! by LLVM (`riscv64_golden.txt`, written by
 //! `scripts/gen-riscv64-golden.sh`), and the CALL_OPS rules: the sign
 //! carry, the reach of the fixed `auipc`, refusals, order of the writes.
@@ -11,15 +11,15 @@ use std::vec::Vec;
 
 use super::golden::{self, parse_hex};
 use super::util::{note, seed, Rng};
-use crate::rfcore::flags::{RecFlags, CALL_OPS, CALL_OPS_EN, ENABLED};
-use crate::rfcore::record::{decide, Update};
-use crate::rfcore::riscv64::{
+use crate::rfcore::arch::riscv64::{
     auipc_or_kprobe, blank, call_site, decode, decode_word, encode_call, encode_offset,
     fixed_auipc, literal_addr, literal_from_t0, plan, plan_init, plan_update, reach, split, verify,
     Call, Decoded, EncodeError, LayoutError, ListReason, LiteralOps, Mismatch, Plan, PlanError,
     Reach, ReachError, Riscv64Change, Site, Step, Word, Write, AUIPC_T0, BLANK, BLANK_RVC,
     CALL_MAX, CALL_MIN, C_EBREAK, C_NOP, EBREAK, JALR_T0, NOP,
 };
+use crate::rfcore::flags::{RecFlags, CALL_OPS, CALL_OPS_EN, ENABLED};
+use crate::rfcore::record::{decide, Update};
 use crate::rfcore::update::{Facts, Failure, Insn};
 
 const GOLDEN: &str = include_str!("riscv64_golden.txt");

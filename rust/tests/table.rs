@@ -7,9 +7,8 @@ use std::vec::Vec;
 
 use super::util::{note, seed, Rng};
 use crate::rfcore::{
-    arm64,
+    arch::{arm64, x86},
     table::{scan, sort, Report, Skip, Span, Text},
-    x86,
 };
 
 /// Text is `[lo, hi)`; sites must be `align`-aligned; `shift` moves an

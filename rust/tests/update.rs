@@ -21,7 +21,8 @@ use std::vec::Vec;
 
 use super::model::{self, bit, has, m};
 use super::util::{note, seed, Ev, Log, Rng, SimX86 as X86, VecRecords, VecStore, Walk, FENTRY};
-use crate::rfcore::arm64::{self as a64, Arm64Change, LayoutError, ReachError, Write};
+use crate::rfcore::arch::arm64::{self as a64, Arm64Change, LayoutError, ReachError, Write};
+use crate::rfcore::arch::x86::{self as x86c, EncodeError};
 use crate::rfcore::flags::RecFlags;
 use crate::rfcore::record::{Decision, Update};
 use crate::rfcore::select::{self, Callers, Choice, Need, OpsList};
@@ -29,7 +30,6 @@ use crate::rfcore::update::{
     single, update_all, update_one, Arch, Checked, Counts, EncodeFault, Errno, Facts, Failure,
     Insn, Single, Verdict,
 };
-use crate::rfcore::x86::{self as x86c, EncodeError};
 
 #[derive(Clone, Copy, Debug)]
 struct Site {

@@ -19,11 +19,11 @@ use std::rc::Rc;
 use std::string::String;
 use std::vec::Vec;
 
+use crate::rfcore::arch::x86::{self as x86c, X86Change, INSN_SIZE};
 use crate::rfcore::flags::RecFlags;
 use crate::rfcore::record::{Decision, Update};
 use crate::rfcore::select::Need;
 use crate::rfcore::update::{Arch, Checked, EncodeFault, Facts, Failure, Records, Store};
-use crate::rfcore::x86::{self as x86c, X86Change, INSN_SIZE};
 
 /// Writes one line to stderr, past libtest's output capture, so that a plain
 /// `cargo test` shows how many cases a test checked.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `rfcore::x86` against encodings made by GNU as/ld and objdump
+//! `rfcore::arch::x86` against encodings made by GNU as/ld and objdump
 //! (`x86_golden.txt`, written by `scripts/gen-x86-golden.sh`).
 
 use std::format;
@@ -8,7 +8,7 @@ use std::vec::Vec;
 
 use super::golden::{self, parse_hex};
 use super::util::{note, Rng};
-use crate::rfcore::x86::{decode, encode_call, verify, Decoded, EncodeError, Mismatch, NOP5};
+use crate::rfcore::arch::x86::{decode, encode_call, verify, Decoded, EncodeError, Mismatch, NOP5};
 
 const GOLDEN: &str = include_str!("x86_golden.txt");
 

@@ -26,7 +26,7 @@
 
 use crate::image::{Arch, Entry, Func, Image, Kind, Loc};
 use crate::riscv;
-use rftrace::rfcore::{arm64, x86};
+use rftrace::rfcore::arch::{arm64, x86};
 use std::collections::HashSet;
 use std::fmt::{self, Write as _};
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! riscv64 patch sites with `CALL_OPS`: the layout and the entry-to-ip
-//! rule are the pure core's (`rfcore::riscv64`, which the kernel runs);
+//! rule are the pure core's (`rfcore::arch::riscv64`, which the kernel runs);
 //! what only the tool needs, the NOPs of a whole unconverted site, is
 //! here.
 //!
@@ -20,7 +20,7 @@
 //!   entry+12   c.nop x2 (or nop)      <- ip, becomes jalr / nop
 //! ```
 
-pub use rftrace::rfcore::riscv64::{
+pub use rftrace::rfcore::arch::riscv64::{
     call_site,
     FUNC_OFFSET,
     IP_OFFSET,

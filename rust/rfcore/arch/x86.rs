@@ -12,7 +12,7 @@
 //! record into an [`X86Change`]: the bytes the site must hold now and the
 //! bytes to write.
 
-use super::{
+use crate::rfcore::{
     flags::DIRECT_EN,
     record::{
         Decision,
@@ -26,7 +26,7 @@ use super::{
     }, //
 };
 
-pub use super::fault::x86::EncodeError;
+pub use crate::rfcore::fault::x86::EncodeError;
 
 /// Length of every call-site instruction.
 pub const INSN_SIZE: usize = 5;

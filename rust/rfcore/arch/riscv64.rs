@@ -48,7 +48,7 @@
 //! store of the `auipc` and the `nop`), in the order 7.2 uses: the literal
 //! first ([`plan`], [`Plan`]).
 
-use super::{
+use crate::rfcore::{
     flags::ENABLED,
     record::{
         Decision,
@@ -61,7 +61,7 @@ use super::{
     }, //
 };
 
-pub use super::fault::riscv64::{
+pub use crate::rfcore::fault::riscv64::{
     EncodeError,
     LayoutError,
     PlanError,

@@ -41,7 +41,7 @@
 //! in the order 7.2 uses, the literal first in every case; see [`Plan`] for
 //! why every intermediate state is safe for a CPU running through the site.
 
-use super::{
+use crate::rfcore::{
     flags::{
         RecFlags,
         CALL_OPS_EN,
@@ -59,7 +59,7 @@ use super::{
     }, //
 };
 
-pub use super::fault::arm64::{
+pub use crate::rfcore::fault::arm64::{
     EncodeError,
     LayoutError,
     PlanError,
@@ -449,7 +449,7 @@ pub fn reach(ip: u64, target: u64, caller: u64, plt: Option<u64>) -> Result<Reac
 /// One store the update pass makes (through [`Arch::write`]), in [`Plan`]
 /// order.
 ///
-/// [`Arch::write`]: super::update::Arch::write
+/// [`Arch::write`]: crate::rfcore::update::Arch::write
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Write {
     /// Store the address of `ops` in the 8-byte literal at `addr` (one
