@@ -38,15 +38,12 @@
 //! 64-bit data store, which `ftrace_caller` reads with one 64-bit load) and
 //! the aligned 32-bit instruction at `ip` (NOP and `BL` may be swapped while
 //! other CPUs execute them, so no stop_machine is needed). [`plan`] gives them
-//! in the order 7.2 uses, the literal first in every case; see [`Plan`] for
-//! why every intermediate state is safe for a CPU running through the site.
+//! in the order 7.2 uses, the literal first in every case; see
+//! [`super::call_ops`] for why every intermediate state is safe for a CPU
+//! running through the site.
 
 use crate::rfcore::{
-    flags::{
-        RecFlags,
-        CALL_OPS_EN,
-        ENABLED, //
-    },
+    flags::ENABLED,
     record::{
         Decision,
         Update, //
@@ -59,6 +56,11 @@ use crate::rfcore::{
     }, //
 };
 
+pub use super::call_ops::{
+    literal_ops,
+    ListReason,
+    LiteralOps, //
+};
 pub use crate::rfcore::fault::arm64::{
     EncodeError,
     LayoutError,
@@ -303,97 +305,6 @@ impl Site {
     }
 }
 
-/// Why the literal points at the kernel's list ops.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum ListReason {
-    /// More than one ops traces the site.
-    Shared,
-    /// One ops traces the site but may not be called straight from
-    /// `ftrace_caller` (it needs the recursion or RCU assist function), so
-    /// the record has no `CALL_OPS_EN`.
-    NotEligible,
-    /// The record has `CALL_OPS_EN` but no unique ops was found (or its
-    /// address was 0). The kernel warns once and uses the list ops.
-    NoUnique,
-}
-
-/// Which `ftrace_ops` a site's literal must hold.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum LiteralOps {
-    /// The kernel's `ftrace_nop_ops`, whose function does nothing: the site
-    /// is (or is becoming) a NOP.
-    Nop,
-    /// The single ops on the site (its address), whose function
-    /// `ftrace_caller` calls directly.
-    Ops(u64),
-    /// The kernel's `ftrace_list_ops`, whose function walks the ops list.
-    List(ListReason),
-    /// The site's published ops set, as the `ftrace_ops` in front of its
-    /// block (its address): its function calls exactly the set's ops, so a
-    /// site with two or more ops needs no lookup of its ip.
-    Set(u64),
-}
-
-impl LiteralOps {
-    /// The address to store, given where the kernel's two stub ops are.
-    pub const fn addr(self, nop_ops: u64, list_ops: u64) -> u64 {
-        match self {
-            LiteralOps::Nop => nop_ops,
-            LiteralOps::Ops(ops) | LiteralOps::Set(ops) => ops,
-            LiteralOps::List(_) => list_ops,
-        }
-    }
-
-    /// The set the literal names, if it names one.
-    pub const fn set(self) -> Option<u64> {
-        match self {
-            LiteralOps::Set(set) => Some(set),
-            _ => None,
-        }
-    }
-}
-
-/// The ops a site's literal must hold once its record is updated.
-///
-/// `flags` is the record's word *after* the state machine has updated it
-/// (`decide(..).flags`), which is how 7.2's arm64 hooks see it: the generic
-/// code updates the record before calling `ftrace_make_call()` and friends.
-/// `unique` is the one ops whose filter holds the site
-/// (`ftrace_find_unique_ops()`), or `None` if there are none or several; it
-/// is only used when the record has `CALL_OPS_EN`, which the state machine
-/// sets exactly when the count is 1 and the record asks for `CALL_OPS`.
-///
-/// - the site is not a call (no `ENABLED`, or no user): [`LiteralOps::Nop`]
-///   (`ftrace_make_nop()` and `ftrace_init_nop()` store `ftrace_nop_ops`);
-/// - one user and `CALL_OPS_EN`: that ops;
-/// - two or more users and a published set (`set`, the address of the
-///   set's ops; not 0): [`LiteralOps::Set`];
-/// - otherwise: [`LiteralOps::List`] (`arm64_rec_get_ops()`).
-///
-/// The `CALL_OPS` request is only as right as the accounting that set it;
-/// after a removal it follows the ops that is left (see
-/// `account::remove`). A set never sets `CALL_OPS_EN`, which keeps its
-/// meaning (one ops), so the C comparator is unchanged.
-pub fn literal_ops(flags: RecFlags, unique: Option<u64>, set: Option<u64>) -> LiteralOps {
-    let count = flags.count();
-    if !flags.any(ENABLED) || count == 0 {
-        return LiteralOps::Nop;
-    }
-    if count > 1 {
-        return match set {
-            Some(set) if set != 0 => LiteralOps::Set(set),
-            _ => LiteralOps::List(ListReason::Shared),
-        };
-    }
-    if !flags.any(CALL_OPS_EN) {
-        return LiteralOps::List(ListReason::NotEligible);
-    }
-    match unique {
-        Some(ops) if ops != 0 => LiteralOps::Ops(ops),
-        _ => LiteralOps::List(ListReason::NoUnique),
-    }
-}
-
 /// How a site reaches the place it must call.
 ///
 /// A value made by [`reach`] holds an address that a `BL` at the ip it was
@@ -508,30 +419,10 @@ pub enum Step {
 /// `Arch::write` of the update pass stops at the first one that fails (an
 /// instruction that is not `old` is refused and left unwritten).
 ///
-/// 7.2 writes the literal first in every case, and so does this plan. Why
-/// a CPU running through the site at any moment is safe:
-///
-/// - each store is single-copy atomic, so the CPU sees the old or the new
-///   instruction and the old or the new literal, never a torn one;
-/// - with the `BL` old or new, whatever it reaches reads the literal only
-///   after the `BL` executed: `ftrace_caller` calls the function of the ops
-///   it loads, a direct trampoline ignores the literal;
-/// - every value the literal can hold is an ops that stays valid for as long
-///   as a CPU may have loaded it: the stub ops are static, and the generic
-///   code frees a dynamic ops only after removing it from every site and
-///   waiting for a tasks-RCU grace period;
-/// - enable: until the `BL` is visible the site does nothing; a CPU that
-///   sees the `BL` but still an old literal calls `ftrace_nop_ops`, i.e.
-///   misses one event;
-/// - change: an old `BL` with the new ops, or the new `BL` with the old ops,
-///   calls an ops that was on the site a moment ago; a fallback through
-///   `ftrace_caller` with the direct ops in the literal still reaches the
-///   direct trampoline;
-/// - disable: the literal becomes `ftrace_nop_ops` while the `BL` is still
-///   there, so a CPU between the two stores, or already inside
-///   `ftrace_caller`, calls the nop function instead of an ops that is
-///   being removed; once the `NOP` is in, the site calls nothing, and the
-///   literal never keeps the address of an ops that may be freed later.
+/// The literal is stored first in every case, as 7.2 does; why every state
+/// between and during the two stores is safe for a CPU running through the
+/// site is written once for both CALL_OPS architectures, in
+/// [`super::call_ops`].
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Plan {
     /// The stores, first to last.

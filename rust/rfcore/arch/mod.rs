@@ -9,11 +9,13 @@
 //! site must hold now and the bytes to write, in an order that is safe for
 //! a CPU running through the site. [`x86`] writes one 5-byte instruction;
 //! [`arm64`] and [`riscv64`] (with `DYNAMIC_FTRACE_WITH_CALL_OPS`) write
-//! one aligned instruction and the per-site ops literal before the function.
+//! one aligned instruction and the per-site ops literal before the function,
+//! whose contents [`call_ops`] decides for both.
 //! The kernel side implements [`Arch`](super::update::Arch) over them
 //! (`kside`'s per-architecture modules); the host tests run them against
 //! encodings made by the GNU assembler.
 
 pub mod arm64;
+pub mod call_ops;
 pub mod riscv64;
 pub mod x86;

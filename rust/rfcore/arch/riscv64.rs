@@ -68,7 +68,7 @@ pub use crate::rfcore::fault::riscv64::{
     ReachError, //
 };
 
-pub use super::arm64::{
+pub use super::call_ops::{
     literal_ops,
     ListReason,
     LiteralOps, //
@@ -566,12 +566,10 @@ pub enum Step {
 
 /// The checked word and the two stores of a site update.
 ///
-/// 7.2 writes the literal first in every case, and so does this plan; the
-/// reasons every intermediate state is safe for a CPU running through the
-/// site are arm64's (see [`super::arm64::Plan`]): each store is
-/// single-copy atomic, the literal is read only after the `jalr` ran, every
-/// value it holds is an ops that stays valid, and a disable stores the nop
-/// ops while the `jalr` is still there. The `auipc` is not written after
+/// The literal is stored first in every case, as 7.2 does; why every state
+/// between and during the two stores is safe for a CPU running through the
+/// site is written once for both CALL_OPS architectures, in
+/// [`super::call_ops`]. The `auipc` is not written after
 /// the first initialisation, so a CPU between it and the slot always finds
 /// the one it was made with.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
