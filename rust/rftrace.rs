@@ -21,7 +21,6 @@
 
 pub mod rfcore;
 
-mod karch;
 mod kside;
 
 /// Prefix of this crate's kernel log lines.

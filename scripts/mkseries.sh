@@ -151,11 +151,11 @@ C shim, selected by CONFIG_FTRACE_RUST_CORE:
   with patch sites of every alignment.
 - rust/rftrace.rs: the kernel crate.  rust/rfcore/: the pure core (the
   per-record state machine, accounting, target and ops selection, the
-  call-site list check, the record table, the update pass, the x86 and
-  arm64 encoders and verifiers), shared with the host tests.
-  rust/kside/: the kernel side (entry points, lock proofs, records, the
-  update pass and its shadow comparator, KUnit tests).  rust/karch/: the
-  x86 and arm64 halves of the update pass.
+  call-site list check, the record table, the update pass, and under
+  arch/ the x86, arm64 and riscv64 encoders and verifiers), shared with
+  the host tests.  rust/kside/: the kernel side (entry points, lock
+  proofs, records, the update pass and its shadow comparator, KUnit
+  tests), and under arch/ each architecture's half of the update pass.
 - rust/lib.rs, rust/tests/: the host build of rfcore and its tests
   (cargo test); Kbuild does not build them.
 

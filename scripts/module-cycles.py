@@ -94,7 +94,7 @@ def expand_tree(s, i):
     return paths, i
 
 edges = collections.defaultdict(lambda: collections.defaultdict(list))
-TOP = {'rfcore', 'karch', 'kside'}
+TOP = {'rfcore', 'kside'}
 for m, p in sorted(files.items()):
     raw = open(p).read(); s = strip(raw)
     # inline module stack, by brace depth
@@ -128,7 +128,7 @@ for m, p in sorted(files.items()):
                 if tgt != m:
                     edges[m][tgt].append(s.count('\n', 0, i) + 1)
             i = j; continue
-        # bare child-module paths (2018 uniform paths), e.g. `x86::X86` in karch/mod.rs
+        # bare child-module paths (2018 uniform paths), e.g. `x86::X86` in kside/arch/mod.rs
         cur = base + [x for x, _ in inline]
         mm = re.compile(r'(\w+)::').match(s, i)
         if mm and (i == 0 or not (s[i-1].isalnum() or s[i-1] in '_:')) and mm.group(1) not in ('crate','super','self','Self','kernel','core','alloc'):
@@ -139,9 +139,9 @@ for m, p in sorted(files.items()):
                     tgt = resolve(cur + segs)
                     if tgt != m: edges[m][tgt].append(s.count('\n', 0, i) + 1)
                 i = j; continue
-        # bare first-segment paths from crate root (2018 relative): rfcore::, kside::, karch::
+        # bare first-segment paths from crate root (2018 relative): rfcore::, kside::
         if m in ('crate', 'crate(lib)'):
-            mm = re.compile(r'(rfcore|kside|karch)::').match(s, i)
+            mm = re.compile(r'(rfcore|kside)::').match(s, i)
             if mm and (i == 0 or not (s[i-1].isalnum() or s[i-1] in '_:')):
                 paths, j = expand_tree(s, i)
                 for segs in paths:

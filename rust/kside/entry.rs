@@ -84,16 +84,16 @@ use crate::{
     },
 };
 
-use crate::karch;
+use crate::kside::arch;
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 use crate::kside::{
     direct,
     lock::DirectLocked, //
 };
 #[cfg(CONFIG_X86_64)]
-use crate::{
-    karch::x86,
-    kside::lock::TextLocked, //
+use crate::kside::{
+    arch::x86,
+    lock::TextLocked, //
 };
 
 /// Checks at compile time that an entry has the prototype bindgen made of
@@ -265,7 +265,7 @@ pub(crate) unsafe extern "C" fn rftrace_build_table(
         // in `kside::env`).
         unsafe { core::slice::from_raw_parts_mut(start.cast::<u64>(), words) }
     };
-    let report = crate::kside::decide::scan_call_sites(module, list, karch::call_site);
+    let report = crate::kside::decide::scan_call_sites(module, list, arch::call_site);
     let kept = usize::try_from(report.kept).unwrap_or(usize::MAX);
     let (f, l, p, r, ret) = match records::build(list, kept) {
         Ok(b) => {
@@ -814,7 +814,7 @@ pub(crate) extern "C" fn rftrace_replace_one(
     rec: *mut bindings::dyn_ftrace,
     enable: bool,
 ) -> c_int {
-    with_rec(rec, einval(), |rec| karch::replace_one(rec, enable))
+    with_rec(rec, einval(), |rec| arch::replace_one(rec, enable))
 }
 
 /// `ftrace_replace_code()`: check every change, then write them (x86: in
@@ -827,22 +827,22 @@ pub(crate) extern "C" fn rftrace_replace_code(enable: bool, may_sleep: bool) {
         // SAFETY: C asked for a pass that may sleep
         // (`FTRACE_MODIFY_MAY_SLEEP_FL`: process context, nothing atomic
         // held).
-        unsafe { karch::MaySleep::allowed() }
+        unsafe { arch::MaySleep::allowed() }
     } else {
-        karch::MaySleep::NO
+        arch::MaySleep::NO
     };
     #[cfg(CONFIG_X86_64)]
     FtraceLocked::held(|lock| {
-        TextLocked::held(|_text| karch::replace_code(lock, enable, may_sleep))
+        TextLocked::held(|_text| arch::replace_code(lock, enable, may_sleep))
     });
     #[cfg(not(CONFIG_X86_64))]
-    FtraceLocked::held(|lock| karch::replace_code(lock, enable, may_sleep));
+    FtraceLocked::held(|lock| arch::replace_code(lock, enable, may_sleep));
 }
 
 /// `ftrace_make_call()`.
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_make_call(rec: *mut bindings::dyn_ftrace, addr: c_ulong) -> c_int {
-    with_rec(rec, einval(), |rec| karch::make_call(rec, word(addr)))
+    with_rec(rec, einval(), |rec| arch::make_call(rec, word(addr)))
 }
 
 /// `ftrace_modify_call()`.
@@ -853,7 +853,7 @@ pub(crate) extern "C" fn rftrace_modify_call(
     new: c_ulong,
 ) -> c_int {
     with_rec(rec, einval(), |rec| {
-        karch::modify_call(rec, word(old), word(new))
+        arch::modify_call(rec, word(old), word(new))
     })
 }
 
@@ -868,7 +868,7 @@ pub(crate) extern "C" fn rftrace_make_nop(
     init: bool,
 ) -> c_int {
     with_rec(rec, einval(), |rec| {
-        karch::make_nop(module, rec, word(addr), init)
+        arch::make_nop(module, rec, word(addr), init)
     })
 }
 
@@ -888,7 +888,7 @@ pub(crate) extern "C" fn rftrace_init_nops(
 ) -> c_long {
     let run = |lock: &FtraceLocked| {
         let flags = RecFlags::from_raw(word(flags));
-        match karch::init_groups(lock, module, pgs, flags, init, word(mcount)) {
+        match arch::init_groups(lock, module, pgs, flags, init, word(mcount)) {
             Some(n) => c_long::try_from(n).unwrap_or(c_long::MAX),
             None => -1,
         }

@@ -5,7 +5,7 @@
 //! C logic for the shadow mode.
 //!
 //! A leaf module with `unsafe` code, like the per-architecture ones
-//! (`karch/`) and the C entry points in `kside/entry.rs`. Everything above
+//! (`kside/arch/`) and the C entry points in `kside/entry.rs`. Everything above
 //! them works on values.
 
 use core::{
@@ -1127,7 +1127,7 @@ fn scan_counts(r: &Report) -> [u64; 8] {
 /// Checks the call-site list `list` of `module` (the core kernel, or the
 /// module being loaded) in place and reports what it refused;
 /// `call_site`: the patch site of an entry, as the architecture computes
-/// it (`karch::call_site()`).
+/// it (`kside::arch::call_site()`).
 pub(crate) fn scan_locs(
     module: Module<'_>,
     list: &mut [u64],

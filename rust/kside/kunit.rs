@@ -300,7 +300,7 @@ mod tests {
 
     #[test]
     fn call_site_lists_are_checked_against_the_kernel_text() {
-        use crate::{karch::call_site, kside::env::core_kernel_text, rfcore::table::scan};
+        use crate::{kside::arch::call_site, kside::env::core_kernel_text, rfcore::table::scan};
         // Two kernel functions (in text), one of them twice, a zero, and
         // an address on our stack (not text), unsorted.
         let f1 = bindings::ftrace_kill as *const () as usize;
@@ -399,7 +399,7 @@ mod tests {
     #[test]
     fn table_build_lookup_remove() {
         use crate::{
-            karch::call_site,
+            kside::arch::call_site,
             kside::env::core_kernel_text,
             kside::records::{
                 build,
@@ -695,7 +695,7 @@ macro_rules! expect {
 #[cfg(CONFIG_X86_64)]
 fn wrong_bytes_are_refused() -> Option<u32> {
     use crate::{
-        karch::{
+        kside::arch::{
             make_call,
             make_nop, //
         },
@@ -751,7 +751,7 @@ fn wrong_bytes_are_refused() -> Option<u32> {
 #[cfg(CONFIG_ARM64)]
 fn wrong_bytes_are_refused() -> Option<u32> {
     use crate::{
-        karch::{
+        kside::arch::{
             make_call,
             make_nop, //
         },
@@ -824,7 +824,7 @@ fn wrong_bytes_are_refused() -> Option<u32> {
 #[cfg(CONFIG_RISCV)]
 fn wrong_bytes_are_refused() -> Option<u32> {
     use crate::{
-        karch::{
+        kside::arch::{
             make_call,
             make_nop,
             KernelArch,
@@ -915,7 +915,7 @@ fn wrong_bytes_are_refused() -> Option<u32> {
             update: Update::MakeCall,
             flags: RecFlags::from_raw(enabled as u64),
         };
-        let arch = &mut Native::for_pass(lock, crate::karch::MaySleep::NO);
+        let arch = &mut Native::for_pass(lock, crate::kside::arch::MaySleep::NO);
         let change = arch.plan(&facts, &decision);
         expect!(bad, change.is_ok());
         if let Ok(change) = change {

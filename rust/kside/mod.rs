@@ -6,6 +6,7 @@
 //! comparator.
 
 pub(crate) mod abi;
+pub(crate) mod arch;
 pub(crate) mod decide;
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 pub(crate) mod direct;

@@ -6,7 +6,7 @@
 //! plans kept between the check and the write pass, the failure reports
 //! and the errno map.
 //!
-//! The architectures (`karch/x86.rs`, `karch/arm64.rs`) only implement
+//! The architectures (`kside/arch/x86.rs`, `kside/arch/arm64.rs`) only implement
 //! [`Arch`]: plan, check, write, flush.
 
 use core::ffi::CStr;

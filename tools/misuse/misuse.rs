@@ -23,7 +23,7 @@ use core::{
 use kernel::bindings;
 
 use crate::{
-    karch::{
+    kside::arch::{
         common::MaySleep,
         Native, //
     },

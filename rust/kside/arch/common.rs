@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! What every architecture's implementation uses: [`KernelArch`], how the
-//! hooks of `karch` get an `Arch` of the kernel's text; [`MaySleep`]; and
+//! hooks of `kside::arch` get an `Arch` of the kernel's text; [`MaySleep`]; and
 //! the CALL_OPS helpers of arm64 and riscv64. Names no architecture, so
-//! that each one can use it and `karch` can name each one.
+//! that each one can use it and `kside::arch` can name each one.
 //!
 //! A leaf module with `unsafe` code: the rescheduling point.
 

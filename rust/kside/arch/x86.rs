@@ -26,7 +26,7 @@ use kernel::{
 };
 
 use crate::{
-    karch::common::KernelArch,
+    kside::arch::common::KernelArch,
     kside::env::{
         c_word,
         Module, //
@@ -142,7 +142,7 @@ impl Drop for X86<'_> {
 }
 
 impl<'a> KernelArch<'a> for X86<'a> {
-    fn for_pass(lock: &'a FtraceLocked, _may_sleep: crate::karch::common::MaySleep) -> Self {
+    fn for_pass(lock: &'a FtraceLocked, _may_sleep: crate::kside::arch::common::MaySleep) -> Self {
         let late = poke_late(lock);
         // Live INT3 batches under text_mutex: the pass never sleeps.
         X86 {

@@ -31,7 +31,7 @@ use kernel::{
 };
 
 use crate::{
-    karch::common::{
+    kside::arch::common::{
         self,
         KernelArch, //
     },

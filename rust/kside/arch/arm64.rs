@@ -17,7 +17,7 @@
 use kernel::bindings;
 
 use crate::{
-    karch::common::{
+    kside::arch::common::{
         self,
         KernelArch, //
     },
