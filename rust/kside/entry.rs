@@ -85,15 +85,15 @@ use crate::{
 };
 
 use crate::kside::arch;
-#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
-use crate::kside::{
-    direct,
-    lock::DirectLocked, //
-};
 #[cfg(CONFIG_X86_64)]
 use crate::kside::{
     arch::x86,
     lock::TextLocked, //
+};
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
+use crate::kside::{
+    direct,
+    lock::DirectLocked, //
 };
 
 /// Checks at compile time that an entry has the prototype bindgen made of

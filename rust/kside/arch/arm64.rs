@@ -17,9 +17,12 @@
 use kernel::bindings;
 
 use crate::{
-    kside::arch::common::{
-        self,
-        KernelArch, //
+    kside::arch::{
+        call_ops,
+        common::{
+            self,
+            KernelArch, //
+        }, //
     },
     kside::env::{
         c_word,
@@ -103,7 +106,7 @@ impl Arch for Arm64<'_> {
     const CALL_OPS: bool = true;
 
     fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<Arm64Change, Failure> {
-        common::check_unique(facts, decision);
+        call_ops::check_unique(facts, decision);
         let caller = shared_caller(false);
         plan_update(facts, decision, BTI, caller, self.plt(facts.ip))
     }
@@ -124,7 +127,7 @@ impl Arch for Arm64<'_> {
         unique: Option<u64>,
         set: Option<u64>,
     ) -> Option<(u64, u64)> {
-        common::literal_holds(literal_addr(ip), flags, unique, set)
+        call_ops::literal_holds(literal_addr(ip), flags, unique, set)
     }
 
     fn call_site(entry: u64) -> Option<u64> {
@@ -161,7 +164,7 @@ impl Arch for Arm64<'_> {
         change: &Checked<Arm64Change>,
         literal: &mut dyn FnMut(u64),
     ) -> Result<(), Failure> {
-        let (nop, list) = common::stub_ops();
+        let (nop, list) = call_ops::stub_ops();
         for w in change.plan.writes {
             match w {
                 Write::Literal { addr, ops } => {

@@ -30,6 +30,8 @@ pub(crate) use common::{
 
 #[cfg(CONFIG_ARM64)]
 pub(crate) mod arm64;
+#[cfg(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)]
+pub(crate) mod call_ops;
 pub(crate) mod common;
 #[cfg(CONFIG_RISCV)]
 pub(crate) mod riscv64;

@@ -31,9 +31,12 @@ use kernel::{
 };
 
 use crate::{
-    kside::arch::common::{
-        self,
-        KernelArch, //
+    kside::arch::{
+        call_ops,
+        common::{
+            self,
+            KernelArch, //
+        }, //
     },
     kside::env::{
         c_word,
@@ -126,7 +129,7 @@ fn write_plan(
     literal: &mut dyn FnMut(u64),
     _text: &TextLocked,
 ) -> c_int {
-    let (nop, list) = common::stub_ops();
+    let (nop, list) = call_ops::stub_ops();
     for w in change.plan.writes {
         let ret = match w {
             Write::Literal { addr, ops } => {
@@ -172,7 +175,7 @@ impl Arch for Riscv64<'_> {
     const CALL_OPS: bool = true;
 
     fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<Riscv64Change, Failure> {
-        common::check_unique(facts, decision);
+        call_ops::check_unique(facts, decision);
         Ok(plan_update(facts, decision, shared_caller(false))?)
     }
 
@@ -195,7 +198,7 @@ impl Arch for Riscv64<'_> {
         unique: Option<u64>,
         set: Option<u64>,
     ) -> Option<(u64, u64)> {
-        common::literal_holds(literal_addr(ip), flags, unique, set)
+        call_ops::literal_holds(literal_addr(ip), flags, unique, set)
     }
 
     fn call_site(entry: u64) -> Option<u64> {
