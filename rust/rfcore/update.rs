@@ -117,9 +117,13 @@ pub trait Arch {
     type Change: Copy;
     /// The most changes queued before [`Arch::flush`] must be called.
     const BATCH_MAX: usize;
-    /// The sites have per-site ops literals (arm64 `CALL_OPS`): plans of a
-    /// record with `CALL_OPS_EN` need [`Facts::unique`].
-    const CALL_OPS: bool;
+    /// The sites have per-site ops literals (arm64 and riscv64
+    /// `CALL_OPS`): plans of a record with `CALL_OPS_EN` need
+    /// [`Facts::unique`]. An architecture with literals sets it and
+    /// overrides [`Arch::plan_literal`] and [`Arch::literal_holds`]; the
+    /// defaults are those of sites without literals. A wrapper around
+    /// another `Arch` must forward all three.
+    const CALL_OPS: bool = false;
 
     /// Plans the change `decision` asks of the site `facts` describe.
     fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<Self::Change, Failure>;
@@ -161,24 +165,29 @@ pub trait Arch {
     /// Plans a literal-only change (`CALL_OPS` architectures): the site
     /// calls now and keeps its call (`decision.update` is
     /// [`Update::Ignore`], the flags do not change), but its literal must
-    /// name `facts.set`, or the list ops if that is `None`. Without
-    /// literals: [`EncodeFault::Nothing`]. No default: a wrapper that did
-    /// not pass it on would leave literals stale.
-    fn plan_literal(&mut self, facts: &Facts, decision: &Decision)
-        -> Result<Self::Change, Failure>;
+    /// name `facts.set`, or the list ops if that is `None`. The default,
+    /// for sites without literals: [`EncodeFault::Nothing`].
+    fn plan_literal(
+        &mut self,
+        _facts: &Facts,
+        _decision: &Decision,
+    ) -> Result<Self::Change, Failure> {
+        Err(Failure::Encode(EncodeFault::Nothing))
+    }
     /// For the shadow check after a pass: what the literal of the site at
     /// `ip` holds now, read from the text (0 if it cannot be read), and
     /// what it must hold for a record with `flags` (after the pass), the
     /// unique ops `unique` and the published set `set` (the address of the
-    /// set's ops). `None` without literals. No default: a wrapper that did
-    /// not pass it on would check nothing.
+    /// set's ops). The default, for sites without literals: `None`.
     fn literal_holds(
         &mut self,
-        ip: u64,
-        flags: RecFlags,
-        unique: Option<u64>,
-        set: Option<u64>,
-    ) -> Option<(u64, u64)>;
+        _ip: u64,
+        _flags: RecFlags,
+        _unique: Option<u64>,
+        _set: Option<u64>,
+    ) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// A change the architecture has checked against the text: the only thing

@@ -23,7 +23,7 @@ use crate::rfcore::arch::x86::{self as x86c, X86Change, INSN_SIZE};
 use crate::rfcore::flags::RecFlags;
 use crate::rfcore::record::{Decision, Update};
 use crate::rfcore::select::Need;
-use crate::rfcore::update::{Arch, Checked, EncodeFault, Facts, Failure, Records, Store};
+use crate::rfcore::update::{Arch, Checked, Facts, Failure, Records, Store};
 
 /// Writes one line to stderr, past libtest's output capture, so that a plain
 /// `cargo test` shows how many cases a test checked.
@@ -333,7 +333,6 @@ impl<T: X86Text> SimX86<T> {
 impl<T: X86Text> Arch for SimX86<T> {
     type Change = X86Change;
     const BATCH_MAX: usize = 256;
-    const CALL_OPS: bool = false;
 
     fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<X86Change, Failure> {
         x86c::plan_update(facts, decision, self.jmp)
@@ -341,21 +340,6 @@ impl<T: X86Text> Arch for SimX86<T> {
 
     fn plan_init(&mut self, ip: u64) -> Result<X86Change, Failure> {
         x86c::plan_init(ip, FENTRY)
-    }
-
-    /// x86 sites have no literal.
-    fn plan_literal(&mut self, _facts: &Facts, _decision: &Decision) -> Result<X86Change, Failure> {
-        Err(Failure::Encode(EncodeFault::Nothing))
-    }
-
-    fn literal_holds(
-        &mut self,
-        _ip: u64,
-        _flags: RecFlags,
-        _unique: Option<u64>,
-        _set: Option<u64>,
-    ) -> Option<(u64, u64)> {
-        None
     }
 
     fn call_site(entry: u64) -> Option<u64> {

@@ -50,12 +50,10 @@ use crate::{
             X86Change,
             INSN_SIZE, //
         }, //
-        flags::RecFlags,
         record::Decision,
         update::{
             Arch,
             Checked,
-            EncodeFault,
             Facts,
             Failure, //
         },
@@ -175,7 +173,6 @@ impl Arch for X86<'_> {
     /// order, means every flush of the engine is one the pass asked for and
     /// counted.
     const BATCH_MAX: usize = 256;
-    const CALL_OPS: bool = false;
 
     fn plan(&mut self, facts: &Facts, decision: &Decision) -> Result<X86Change, Failure> {
         plan_update(facts, decision, cfg!(CONFIG_DYNAMIC_FTRACE_WITH_JMP))
@@ -183,21 +180,6 @@ impl Arch for X86<'_> {
 
     fn plan_init(&mut self, ip: u64) -> Result<X86Change, Failure> {
         plan_init(ip, self.mcount)
-    }
-
-    /// x86 sites have no literal.
-    fn plan_literal(&mut self, _facts: &Facts, _decision: &Decision) -> Result<X86Change, Failure> {
-        Err(Failure::Encode(EncodeFault::Nothing))
-    }
-
-    fn literal_holds(
-        &mut self,
-        _ip: u64,
-        _flags: RecFlags,
-        _unique: Option<u64>,
-        _set: Option<u64>,
-    ) -> Option<(u64, u64)> {
-        None
     }
 
     fn call_site(entry: u64) -> Option<u64> {
