@@ -137,13 +137,13 @@ break_def() { # NAME
 		BREAK_EXPECT=panic-check ;;
 	compare-blind)
 		BREAK_WHAT="the shadow comparator never sees a difference"
-		BREAK_FILE=rust/kside/pass.rs
+		BREAK_FILE=rust/kside/update.rs
 		BREAK_PERL='s/\n    d\n\}\n/\n    let _ = d;\n    Differences::default()\n}\n/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=kunit:the_shadow_comparator_sees_each_difference ;;
 	shadow-skipped)
 		BREAK_WHAT="the update pass goes around the shadow comparator"
-		BREAK_FILE=rust/kside/pass.rs
+		BREAK_FILE=rust/kside/update.rs
 		BREAK_PERL='s/(pub\(crate\) fn shadow\(rec: Rec<\x27_>, enable: bool, decision: &Decision, facts: Option<&Facts>\) \{\n    if )!cfg!\(CONFIG_FTRACE_RUST_CORE_SHADOW\)/${1}true/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;
@@ -161,7 +161,7 @@ break_def() { # NAME
 		BREAK_EXPECT=selftest:fgraph-notrace-covers-filter.tc ;;
 	consistency-skips-head)
 		BREAK_WHAT="the registry consistency check leaves the first ops of the list out"
-		BREAK_FILE=rust/kside/pass.rs
+		BREAK_FILE=rust/kside/update.rs
 		BREAK_PERL='s/(let mut users = Users::none\(\);\n\s+let mut op = )list\.head\(\);/${1}list.head().and_then(|h| list.next(h));/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;
@@ -267,7 +267,7 @@ break_def() { # NAME
 		BREAK_EXPECT=ftracetest:direct/ftrace-direct.tc ;;
 	init-writes-nothing)
 		BREAK_WHAT="the boot and module-load conversion checks each site but never writes the NOP (the compiler's call stays)"
-		BREAK_FILE=rust/kside/pass.rs
+		BREAK_FILE=rust/kside/update.rs
 		BREAK_PERL='s/(let change = Checked::check\(arch, change\)\?;\n\s+)(\/\/[^\n]*\n\s+)?arch\.write\(&change, &mut \|_\| \{\}\)\n/${1}let _ = change;\n                    Ok(())\n/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;

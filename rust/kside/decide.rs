@@ -227,7 +227,7 @@ pub(crate) fn check_record(rec: Rec<'_>, enable: bool, update: bool) -> Decision
 pub(crate) fn decide_record(rec: Rec<'_>, enable: bool, update: bool) -> Decision {
     let decision = decide(rec.flags(), enable);
     // The one comparator, as in the update pass.
-    crate::kside::pass::shadow(rec, enable, &decision, None);
+    crate::kside::update::shadow(rec, enable, &decision, None);
     if update && decision.update != Update::Ignore {
         rec.set_flags(decision.flags);
     }

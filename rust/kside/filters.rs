@@ -166,6 +166,6 @@ pub(crate) fn change(ops: Ops<'_>, notrace: bool, new: KHash<'_>, lock: &FtraceL
     }
     retired.free_after_grace_period();
     bump(&STATS.filter_changes, 1);
-    crate::kside::pass::settled(lock);
+    crate::kside::update::settled(lock);
     Ok(())
 }

@@ -519,7 +519,7 @@ mod tests {
     #[test]
     fn the_shadow_comparator_sees_each_difference() {
         use crate::{
-            kside::pass::compare,
+            kside::update::compare,
             rfcore::{
                 record::Update,
                 update::Facts, //

@@ -18,7 +18,6 @@ pub(crate) mod ipmodify;
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
 mod kunit;
 pub(crate) mod lock;
-pub(crate) mod pass;
 pub(crate) mod records;
 pub(crate) mod registry;
 pub(crate) mod shim;
@@ -26,3 +25,4 @@ pub(crate) mod sites;
 pub(crate) mod stats;
 pub(crate) mod subops;
 pub(crate) mod under_lock;
+pub(crate) mod update;

@@ -157,7 +157,7 @@ pub(crate) fn ftrace_enabled(_lock: &FtraceLocked) -> bool {
 /// registering an enabled ops twice warns, as in 7.2.
 pub(crate) fn register(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error> {
     // The operations before this one have settled.
-    crate::kside::pass::settled(lock);
+    crate::kside::update::settled(lock);
     let flags = match registry::admit(joining(ops, lock)) {
         Ok(flags) => flags,
         Err(refusal) => {
@@ -300,7 +300,7 @@ pub(crate) fn startup(ops: Ops<'_>, command: c_int, lock: &FtraceLocked) -> Resu
         return Err(ENODEV);
     }
     starting.finish();
-    crate::kside::pass::settled(lock);
+    crate::kside::update::settled(lock);
     bump(&STATS.started, 1);
     Ok(())
 }
@@ -485,7 +485,7 @@ pub(crate) fn shutdown(
         stopped.update_sites(command);
     }
     if !disabled(lock) {
-        crate::kside::pass::settled(lock);
+        crate::kside::update::settled(lock);
     }
     stopped.release(deferred);
     bump(&STATS.stopped, 1);
@@ -534,7 +534,7 @@ pub(crate) fn unregister(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error>
     // roll-back of a start-up that failed half-way (the ops is enabled and
     // on the list, its records not accounted).
     if flags & ops_fl::ADDING == 0 {
-        crate::kside::pass::settled(lock);
+        crate::kside::update::settled(lock);
     }
     if kernel::warn_on!(flags & ops_fl::ENABLED == 0) {
         return Err(EBUSY);

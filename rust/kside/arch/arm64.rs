@@ -8,7 +8,7 @@
 //! `ftrace_ops` the shared caller is to call. What the literal holds, how
 //! the `BL` reaches its target and the order of the two stores are
 //! [`crate::rfcore::arch::arm64`]'s; the update pass is
-//! [`crate::rfcore::update`]'s (through [`crate::kside::pass`]). This module
+//! [`crate::rfcore::update`]'s (through [`crate::kside::update`]). This module
 //! implements the pass's [`Arch`] trait: it reads and writes the text and
 //! the literal through the C shim (`c/rftrace_shim_arm64.c`).
 //!

@@ -15,8 +15,8 @@ use crate::{
         Rec, //
     },
     kside::lock::FtraceLocked,
-    kside::pass,
     kside::records::Group,
+    kside::update,
     rfcore::flags::RecFlags,
     rfcore::update::{
         Arch,
@@ -57,7 +57,7 @@ pub(crate) fn call_site(entry: u64) -> Option<u64> {
 /// `ftrace_replace_code()`: check every change, then write them in the
 /// architecture's batches.
 /// `ftrace_update_code()`'s loop over new record groups
-/// ([`pass::init_groups`]) of `module`, the groups' owner; `mcount`: what
+/// ([`update::init_groups`]) of `module`, the groups' owner; `mcount`: what
 /// the compiler's calls call.
 pub(crate) fn init_groups(
     lock: &FtraceLocked,
@@ -68,29 +68,29 @@ pub(crate) fn init_groups(
     mcount: u64,
 ) -> Option<u64> {
     let arch = &mut Native::for_site(lock, module, mcount);
-    pass::init_groups(lock, arch, first, flags, init)
+    update::init_groups(lock, arch, first, flags, init)
 }
 
 pub(crate) fn replace_code(lock: &FtraceLocked, enable: bool, may_sleep: MaySleep) {
-    pass::replace_all(lock, &mut Native::for_pass(lock, may_sleep), enable);
+    update::replace_all(lock, &mut Native::for_pass(lock, may_sleep), enable);
 }
 
 /// `__ftrace_replace_code()`: one record and its site; 0 or -errno.
 pub(crate) fn replace_one(rec: Rec<'_>, enable: bool) -> c_int {
-    pass::replace_one(rec, &mut Native::for_pass(rec.lock(), MaySleep::NO), enable)
+    update::replace_one(rec, &mut Native::for_pass(rec.lock(), MaySleep::NO), enable)
 }
 
 /// `ftrace_make_call()`. As in the kernel, the record has been updated
 /// already: its flags say what `addr` is (a direct trampoline or not).
 pub(crate) fn make_call(rec: Rec<'_>, addr: u64) -> c_int {
     let arch = &mut Native::for_pass(rec.lock(), MaySleep::NO);
-    pass::single(rec, arch, Single::MakeCall { addr })
+    update::single(rec, arch, Single::MakeCall { addr })
 }
 
 /// `ftrace_modify_call()`: from a call to `old` to a call to `new`.
 pub(crate) fn modify_call(rec: Rec<'_>, old: u64, new: u64) -> c_int {
     let arch = &mut Native::for_pass(rec.lock(), MaySleep::NO);
-    pass::single(rec, arch, Single::ModifyCall { old, new })
+    update::single(rec, arch, Single::ModifyCall { old, new })
 }
 
 /// `ftrace_make_nop()` (a call to `addr` becomes the NOP), or with `init`
@@ -104,5 +104,5 @@ pub(crate) fn make_nop(module: Module<'_>, rec: Rec<'_>, addr: u64, init: bool) 
     } else {
         Single::MakeNop { old: addr }
     };
-    pass::single(rec, arch, op)
+    update::single(rec, arch, op)
 }

@@ -8,7 +8,7 @@
 //! record's slot after it, which toggles between `nop` and `jalr t0`. The
 //! layout, the encodings, the reach of the fixed `auipc` and the order of
 //! the stores are [`crate::rfcore::arch::riscv64`]'s; the update pass is
-//! [`crate::rfcore::update`]'s (through [`crate::kside::pass`]). This
+//! [`crate::rfcore::update`]'s (through [`crate::kside::update`]). This
 //! module implements the pass's [`Arch`] trait: it reads the text without
 //! faulting and writes through the kernel's text patching, in the C shim
 //! (`c/rftrace_shim_riscv64.c`).

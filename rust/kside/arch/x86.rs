@@ -5,7 +5,7 @@
 //! the text is live), and the trampoline callback calls.
 //!
 //! The update pass itself is [`crate::rfcore::update`] (through
-//! [`crate::kside::pass`]); this module only implements its [`Arch`] trait.
+//! [`crate::kside::update`]); this module only implements its [`Arch`] trait.
 //! A leaf module with `unsafe` code: the text reads and the writes through
 //! the C shim (`c/rftrace_shim_x86.c`).
 
@@ -35,10 +35,10 @@ use crate::{
         FtraceLocked,
         TextLocked, //
     },
-    kside::pass,
     kside::stats::{
         STATS, //
     },
+    kside::update,
     rfcore::{
         arch::x86::{
             call_site,
@@ -277,7 +277,7 @@ fn callback_call(_text: &TextLocked, ip: u64, func: u64) -> Result<(), c_int> {
     }
     let old = read_text(ip).map_err(|f| {
         kernel::pr_err!("reading the trampoline call at {:#x} faulted\n", ip);
-        pass::errno(&f)
+        update::errno(&f)
     })?;
     if !matches!(decode(ip, &old), Decoded::Call(_)) {
         kernel::pr_err!(
