@@ -371,7 +371,7 @@ pub(crate) unsafe extern "C" fn rftrace_unlink_module(
     FtraceLocked::held(|lock| {
         // SAFETY: the function's contract is `unlink_module()`'s.
         let taken = unsafe { records::unlink_module(head.cast(), tail.cast(), module, lock) };
-        crate::kside::sites::forget_module(module, lock);
+        crate::kside::siteset::forget_module(module, lock);
         hand_over(taken, last, records)
     })
     .unwrap_or(core::ptr::null_mut())
@@ -409,7 +409,7 @@ pub(crate) unsafe extern "C" fn rftrace_remove_range(
         // SAFETY: the function's contract is `remove_range()`'s.
         let taken =
             unsafe { records::remove_range(head.cast(), tail.cast(), s, e, each, data, lock) };
-        crate::kside::sites::forget_range(s, e, lock);
+        crate::kside::siteset::forget_range(s, e, lock);
         if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) && s <= e {
             let left = crate::kside::env::c_lookup_rec(s, e, &rcu::read_lock());
             STATS.shadow_checks.add(1, Relaxed);
@@ -792,10 +792,10 @@ pub(crate) extern "C" fn rftrace_stat(
     let (Some(mut name), Some(mut val)) = (given(name), given(val)) else {
         return false;
     };
-    // The core's counters, then the site sets' (`kside::sites`).
+    // The core's counters, then the site sets' (`kside::siteset`).
     let found = STATS.get(idx).or_else(|| {
         let i = idx.checked_sub(crate::kside::stats::Stats::COUNT)?;
-        crate::kside::sites::stat(usize::try_from(i).ok()?)
+        crate::kside::siteset::stat(usize::try_from(i).ok()?)
     });
     let Some((n, v)) = found else {
         return false;

@@ -21,7 +21,7 @@ pub(crate) mod lock;
 pub(crate) mod records;
 pub(crate) mod registry;
 pub(crate) mod shim;
-pub(crate) mod sites;
+pub(crate) mod siteset;
 pub(crate) mod stats;
 pub(crate) mod subops;
 pub(crate) mod under_lock;

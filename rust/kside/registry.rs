@@ -54,7 +54,7 @@ use crate::{
         FtraceLocked, //
     },
     kside::records,
-    kside::sites,
+    kside::siteset,
     kside::stats::{
         bump,
         shadow_diff,
@@ -628,7 +628,7 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
     let any_notrace = notrace.count() != 0;
     bump(&STATS.account_walks, 1);
     let mut accounting = crate::kside::decide::Accounting::new(ops, inc);
-    sites::begin_walk(ops, inc, lock);
+    siteset::begin_walk(ops, inc, lock);
     if inc {
         // Every record, or the filter's: room for them before the walk.
         let total = STATS
@@ -639,7 +639,7 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
             Reach::All => total,
             Reach::Filter { count } => count,
         };
-        sites::expect(n, total, lock);
+        siteset::expect(n, total, lock);
     }
     let mut update = false;
     let mut counted: u64 = 0;
@@ -664,7 +664,7 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
             overflow = true;
             break;
         }
-        sites::account(ip, rec.flags().count(), lock);
+        siteset::account(ip, rec.flags().count(), lock);
         counted = counted.saturating_add(1);
         // What the update pass will do with the record. With CALL_OPS a
         // live site's literal names its set, which the walk changed: a
@@ -678,10 +678,10 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
             }
         }
     }
-    sites::end_walk(lock);
+    siteset::end_walk(lock);
     bump(&STATS.checks, counted);
     if overflow {
-        sites::clear(lock);
+        siteset::clear(lock);
         Err(())
     } else {
         Ok(update)

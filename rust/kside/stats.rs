@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The core's counters (shown in `<debugfs>/rftrace/stats` with the site
-//! sets' own, `kside::sites::stat()`), and the shadow and consistency
+//! sets' own, `kside::siteset::stat()`), and the shadow and consistency
 //! difference reports.
 //!
 //! A leaf module: it uses no other module of the crate.

@@ -265,15 +265,15 @@ impl<'a> Records for KernelRecords<'a> {
     }
 
     fn literal_set(&mut self, rec: Rec<'a>) -> Option<u64> {
-        crate::kside::sites::literal_want(rec.ip(), self.lock)
+        crate::kside::siteset::literal_want(rec.ip(), self.lock)
     }
 
     fn literal_due(&mut self, rec: Rec<'a>) -> bool {
-        crate::kside::sites::literal_due(rec.ip(), self.lock)
+        crate::kside::siteset::literal_due(rec.ip(), self.lock)
     }
 
     fn literal_written(&mut self, rec: Rec<'a>, set: u64) {
-        crate::kside::sites::literal_written(rec.ip(), set, self.lock);
+        crate::kside::siteset::literal_written(rec.ip(), set, self.lock);
     }
 }
 
@@ -375,7 +375,7 @@ pub(crate) fn shadow(rec: Rec<'_>, enable: bool, decision: &Decision, facts: Opt
 /// A registry operation is over: its staged per-site sets are published,
 /// and the shadow build checks the whole accounting.
 pub(crate) fn settled(lock: &FtraceLocked) {
-    crate::kside::sites::publish(lock);
+    crate::kside::siteset::publish(lock);
     consistency(lock);
 }
 
@@ -407,7 +407,7 @@ pub(crate) fn consistency(lock: &FtraceLocked) {
                 op = list.next(o);
             }
             // The site's published set, if any, is exactly those ops.
-            if listed && crate::kside::sites::published(rec.ip(), &mut got, lock) == Ok(true) {
+            if listed && crate::kside::siteset::published(rec.ip(), &mut got, lock) == Ok(true) {
                 STATS.consistency_checks.add(1, Relaxed);
                 if !got.iter().eq(want.iter()) {
                     crate::kside::stats::consistency_diff(format_args!(
@@ -435,7 +435,7 @@ pub(crate) fn consistency(lock: &FtraceLocked) {
     // Every set a literal names at a site that wants another is marked
     // stale, and no other set is.
     STATS.consistency_checks.add(1, Relaxed);
-    if let Err(at) = crate::kside::sites::check_stale(lock) {
+    if let Err(at) = crate::kside::siteset::check_stale(lock) {
         crate::kside::stats::consistency_diff(format_args!("stale mark wrong at {at:#x}"));
     }
 }
@@ -574,7 +574,7 @@ fn literals<A: Arch>(recs: &mut KernelRecords<'_>, arch: &mut A) {
             } else {
                 None
             };
-            let set = crate::kside::sites::literal_want(rec.ip(), lock);
+            let set = crate::kside::siteset::literal_want(rec.ip(), lock);
             if let Some((now, want)) = arch.literal_holds(rec.ip(), flags, unique, set) {
                 STATS.shadow_checks.add(1, Relaxed);
                 if now != want {
