@@ -119,7 +119,7 @@ break_def() { # NAME
 		BREAK_EXPECT=selftest:registry-slow-gp-direct.tc ;;
 	every-skips-first)
 		BREAK_WHAT="the record walks of the registry (accounting, sweep, IPMODIFY) never see the table's first record"
-		BREAK_FILE=rust/kside/records.rs
+		BREAK_FILE=rust/kside/pages.rs
 		BREAK_PERL='s/\|at\| at\.next\(\)\)\.map\(Cursor::rec\)/|at| at.next()).skip(1).map(Cursor::rec)/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;
@@ -246,7 +246,7 @@ break_def() { # NAME
 		BREAK_EXPECT=selftest:fault-injection.tc ;;
 	module-groups-kept)
 		BREAK_WHAT="a module's record groups stay in the table when it goes"
-		BREAK_FILE=rust/kside/records.rs
+		BREAK_FILE=rust/kside/pages.rs
 		BREAK_PERL='s/unsafe \{ bindings::rftrace_shim_within_module\(module\.as_ptr\(\), c_word\(ip\)\) \}/(unsafe { bindings::rftrace_shim_within_module(module.as_ptr(), c_word(ip)) }) \&\& false/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:module-churn.tc ;;
@@ -273,7 +273,7 @@ break_def() { # NAME
 		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;
 	record-pointer-trusted)
 		BREAK_WHAT="a record pointer from C is taken as a record if it lies in a group, aligned or not"
-		BREAK_FILE=rust/kside/records.rs
+		BREAK_FILE=rust/kside/pages.rs
 		BREAK_PERL='s/            if !offset\.is_multiple_of\(size\) \{\n/            if !offset.is_multiple_of(size) \&\& size == 0 {\n/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=kunit:records_from_c_are_looked_up_first ;;

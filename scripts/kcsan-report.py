@@ -207,23 +207,23 @@ def titles(paths, stock=None):
 
 # Three KCSAN reports as the kernel prints them (kernel/kcsan/report.c), for
 # --self-test: the first has frames in the Rust core (a mangled name of
-# rftrace::kside::records, the shim's rftrace_lookup_rec) and none in a
+# rftrace::kside::pages, the shim's rftrace_lookup_rec) and none in a
 # function of TAKEN_OVER; the second is the workqueue report that stock
 # kernels show too, with no frame in the core; the third a race between
 # two tty functions, neither in the core nor in the test's stock list.
 SELF_TEST_CORE = """\
 [  101.234501] ==================================================================
-[  101.234502] BUG: KCSAN: data-race in _RNvNtNtCs9xQd1kL2mZp_7rftrace5kside7records12remove_range / _RNvNtNtCs9xQd1kL2mZp_7rftrace5kside7records6lookup
+[  101.234502] BUG: KCSAN: data-race in _RNvNtNtCs9xQd1kL2mZp_7rftrace5kside5pages12remove_range / _RNvNtNtCs9xQd1kL2mZp_7rftrace5kside5pages6lookup
 [  101.234503]
 [  101.234504] write to 0xffff88800a1b2c38 of 8 bytes by task 312 on cpu 1:
-[  101.234505]  _RNvNtNtCs9xQd1kL2mZp_7rftrace5kside7records12remove_range+0x1f4/0x3a0
+[  101.234505]  _RNvNtNtCs9xQd1kL2mZp_7rftrace5kside5pages12remove_range+0x1f4/0x3a0
 [  101.234506]  rftrace_remove_range+0x9c/0x180
 [  101.234507]  free_initmem+0x2d/0x60
 [  101.234508]  kernel_init+0x24/0x1d0
 [  101.234509]  ret_from_fork+0x1a4/0x1f0
 [  101.234510]
 [  101.234511] read to 0xffff88800a1b2c38 of 8 bytes by task 305 on cpu 0:
-[  101.234512]  _RNvNtNtCs9xQd1kL2mZp_7rftrace5kside7records6lookup+0x5e/0x180
+[  101.234512]  _RNvNtNtCs9xQd1kL2mZp_7rftrace5kside5pages6lookup+0x5e/0x180
 [  101.234513]  rftrace_lookup_rec+0x3b/0x120
 [  101.234514]  register_kprobe+0x1c2/0x9a0
 [  101.234515]  do_syscall_64+0x76/0x1b0

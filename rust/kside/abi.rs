@@ -4,7 +4,7 @@
 //! check that a Rust prototype using them is the C one.
 //!
 //! A view ([`HashRef`], [`Lent`], `env::CallOps`, `env::Module`,
-//! `records::Group`, `registry::Deferred`, and the handles that borrow a
+//! `pages::Group`, `registry::Deferred`, and the handles that borrow a
 //! lock proof, `env::Rec`, `env::Ops`, `env::ListOps`) is
 //! `#[repr(transparent)]` over a pointer, so an entry point can take one
 //! where its C prototype in `include/rftrace.h` has that pointer, and a C

@@ -9,7 +9,7 @@
 //! owns the mutex) and its raw pointers into handles that borrow that
 //! proof, calls safe code, and maps the result to what C expects (an
 //! errno, a verdict, an address). A record pointer is looked up in the
-//! record table before it is used ([`records::find()`]), so an entry that
+//! record table before it is used ([`pages::find()`]), so an entry that
 //! takes only records and values is a safe function, whatever C passes.
 //! An ops, a hash, a module, a record group or an out pointer arrives as
 //! a view (`kside::abi`): a `#[repr(transparent)]` type whose invariants
@@ -67,7 +67,7 @@ use crate::{
     kside::lock::{
         FtraceLocked, //
     },
-    kside::records::{
+    kside::pages::{
         self,
         to_c, //
     },
@@ -138,7 +138,7 @@ fn with_rec<R>(rec: *mut bindings::dyn_ftrace, null: R, f: impl FnOnce(Rec<'_>) 
         return null;
     }
     FtraceLocked::held(|lock| {
-        let found = records::find(rec, lock);
+        let found = pages::find(rec, lock);
         if found.is_none() {
             kernel::pr_err!("a record from C is not one of the table\n");
             kernel::warn_on!(true);
@@ -194,7 +194,7 @@ pub(crate) extern "C" fn rftrace_account(
         return false;
     }
     with_ops(ops, false, |ops, lock| {
-        records::find(rec, lock)
+        pages::find(rec, lock)
             .is_some_and(|rec| crate::kside::decide::Accounting::new(ops, inc).rec(rec))
     })
 }
@@ -267,7 +267,7 @@ pub(crate) unsafe extern "C" fn rftrace_build_table(
     };
     let report = crate::kside::decide::scan_call_sites(module, list, arch::call_site);
     let kept = usize::try_from(report.kept).unwrap_or(usize::MAX);
-    let (f, l, p, r, ret) = match records::build(list, kept) {
+    let (f, l, p, r, ret) = match pages::build(list, kept) {
         Ok(b) => {
             let (pages, records) = (b.pages(), b.records());
             let (first, last) = b.into_raw();
@@ -276,8 +276,8 @@ pub(crate) unsafe extern "C" fn rftrace_build_table(
         Err(e) => {
             kernel::pr_err!("record table: cannot build the records: {:?}\n", e);
             let errno = match e {
-                records::BuildError::NoMemory => kernel::error::code::ENOMEM,
-                records::BuildError::Inconsistent => EINVAL,
+                pages::BuildError::NoMemory => kernel::error::code::ENOMEM,
+                pages::BuildError::Inconsistent => EINVAL,
             };
             (
                 core::ptr::null_mut(),
@@ -312,7 +312,7 @@ pub(crate) extern "C" fn rftrace_lookup_rec(
     // Whatever the caller holds, the groups reached stay alive while this
     // read-side section lasts.
     let rcu = rcu::read_lock();
-    let rec = records::lookup(s, e, &rcu);
+    let rec = pages::lookup(s, e, &rcu);
     if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
         let c = crate::kside::env::c_lookup_rec(s, e, &rcu);
         STATS.shadow_checks.add(1, Relaxed);
@@ -334,7 +334,7 @@ pub(crate) extern "C" fn rftrace_lookup_rec(
 
 /// Counts what went, and stores the last group and the record count.
 fn hand_over(
-    taken: records::Taken,
+    taken: pages::Taken,
     mut last: Lent<'_, *mut bindings::ftrace_page>,
     mut records: Lent<'_, c_ulong>,
 ) -> *mut bindings::ftrace_page {
@@ -370,7 +370,7 @@ pub(crate) unsafe extern "C" fn rftrace_unlink_module(
     }
     FtraceLocked::held(|lock| {
         // SAFETY: the function's contract is `unlink_module()`'s.
-        let taken = unsafe { records::unlink_module(head.cast(), tail.cast(), module, lock) };
+        let taken = unsafe { pages::unlink_module(head.cast(), tail.cast(), module, lock) };
         crate::kside::siteset::forget_module(module, lock);
         hand_over(taken, last, records)
     })
@@ -408,7 +408,7 @@ pub(crate) unsafe extern "C" fn rftrace_remove_range(
     FtraceLocked::held(|lock| {
         // SAFETY: the function's contract is `remove_range()`'s.
         let taken =
-            unsafe { records::remove_range(head.cast(), tail.cast(), s, e, each, data, lock) };
+            unsafe { pages::remove_range(head.cast(), tail.cast(), s, e, each, data, lock) };
         crate::kside::siteset::forget_range(s, e, lock);
         if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) && s <= e {
             let left = crate::kside::env::c_lookup_rec(s, e, &rcu::read_lock());
@@ -881,7 +881,7 @@ pub(crate) extern "C" fn rftrace_make_nop(
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_init_nops(
     module: Module<'_>,
-    pgs: Option<records::Group<'_>>,
+    pgs: Option<pages::Group<'_>>,
     flags: c_ulong,
     init: bool,
     mcount: c_ulong,
@@ -936,7 +936,7 @@ same_signature!(rftrace_update_call, rftrace_finish);
 mod views {
     use super::*;
     use crate::kside::abi::same_prototype;
-    use records::Group;
+    use pages::Group;
     use registry::Deferred;
 
     type Ops = Option<CallOps<'static>>;

@@ -29,7 +29,7 @@ use crate::{
     kside::env::Ops,
     kside::hash::KHash,
     kside::lock::FtraceLocked,
-    kside::records,
+    kside::pages,
     kside::stats::{
         bump,
         STATS, //
@@ -163,7 +163,7 @@ fn walk(
     if matches!(who, Claimant::Direct { retarget: true }) {
         bump(&STATS.ipmodify_retargets, 1);
     }
-    for rec in records::every(lock) {
+    for rec in pages::every(lock) {
         let ip = rec.ip();
         let site = Site {
             flags: rec.flags(),

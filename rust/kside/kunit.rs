@@ -51,7 +51,7 @@ mod tests {
         flags: u64,
         f: impl FnOnce(Rec<'_>) -> R,
     ) -> Option<R> {
-        let rec = crate::kside::records::Cursor::first(lock)?.rec();
+        let rec = crate::kside::pages::Cursor::first(lock)?.rec();
         let saved = rec.flags();
         rec.set_flags(RecFlags::from_raw(flags));
         let answer = f(rec);
@@ -208,7 +208,7 @@ mod tests {
 
     #[test]
     fn records_from_c_are_looked_up_first() {
-        use crate::kside::records::{
+        use crate::kside::pages::{
             find,
             Cursor, //
         };
@@ -347,7 +347,7 @@ mod tests {
 
     #[test]
     fn record_lookup_matches_c() {
-        use crate::kside::records::{
+        use crate::kside::pages::{
             lookup_from,
             table_first,
             INSN_SIZE, //
@@ -401,7 +401,7 @@ mod tests {
         use crate::{
             kside::arch::call_site,
             kside::env::core_kernel_text,
-            kside::records::{
+            kside::pages::{
                 build,
                 geometry,
                 table_first,

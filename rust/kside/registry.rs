@@ -53,7 +53,7 @@ use crate::{
         FtraceCell,
         FtraceLocked, //
     },
-    kside::records,
+    kside::pages,
     kside::siteset,
     kside::stats::{
         bump,
@@ -442,7 +442,7 @@ fn sweep(lock: &FtraceLocked) {
         return;
     }
     let mut warned = false;
-    for rec in records::every(lock) {
+    for rec in pages::every(lock) {
         if !registry::left_behind(rec.flags()) {
             continue;
         }
@@ -644,7 +644,7 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
     let mut update = false;
     let mut counted: u64 = 0;
     let mut overflow = false;
-    for rec in records::every(lock) {
+    for rec in pages::every(lock) {
         if !registry::walk_takes(rec.flags()) {
             continue;
         }

@@ -38,7 +38,7 @@ use crate::{
         Rec, //
     },
     kside::lock::FtraceLocked,
-    kside::records::{
+    kside::pages::{
         self,
         Group, //
     },
@@ -215,10 +215,10 @@ impl<'a> KernelRecords<'a> {
 
 impl<'a> Records for KernelRecords<'a> {
     type Rec = Rec<'a>;
-    type Cursor = records::Cursor<'a>;
+    type Cursor = pages::Cursor<'a>;
 
     fn first(&mut self) -> Option<Self::Cursor> {
-        records::Cursor::first(self.lock)
+        pages::Cursor::first(self.lock)
     }
 
     fn next(&mut self, at: Self::Cursor) -> Option<Self::Cursor> {

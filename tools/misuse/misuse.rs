@@ -47,7 +47,7 @@ use crate::{
             FtraceMutex,
             Witness, //
         },
-        records::Group,
+        pages::Group,
     },
     rfcore::{
         flags::RecFlags,
@@ -102,7 +102,7 @@ fn group_writes(g: Group<'_>) {
 // Hole 5: a handle made of a raw pointer, with a lifetime the caller picks,
 // is a promise only unsafe code makes.
 #[cfg(not(misuse_late))]
-fn group_from_raw(p: *mut crate::kside::records::FtracePage) -> Option<Group<'static>> {
+fn group_from_raw(p: *mut crate::kside::pages::FtracePage) -> Option<Group<'static>> {
     Group::from_raw(p)
 }
 

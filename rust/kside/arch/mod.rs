@@ -15,7 +15,7 @@ use crate::{
         Rec, //
     },
     kside::lock::FtraceLocked,
-    kside::records::Group,
+    kside::pages::Group,
     kside::update,
     rfcore::flags::RecFlags,
     rfcore::update::{
