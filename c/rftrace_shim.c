@@ -246,7 +246,7 @@ void rftrace_shim_bug(int err, struct dyn_ftrace *rec)
 }
 
 /*
- * Sets of functions for the Rust core's filter algebra (rust/kside/hash.rs),
+ * Sets of functions for the Rust core's filter algebra (rust/kside/filter.rs),
  * on the kernel's ftrace_hash.  NULL is the empty set.  The callers hold
  * ftrace_lock, which keeps the hashes of registered ops as they are.
  */

@@ -423,7 +423,7 @@ int rftrace_shim_rv_literal_write(unsigned long addr, unsigned long val);
 int rftrace_shim_rv_insn_write(unsigned long ip, u32 insn);
 int rftrace_shim_rv_entry_write(unsigned long pc, u64 pair);
 
-/* Sets of functions on ftrace_hash (rust/kside/hash.rs); NULL is empty. */
+/* Sets of functions on ftrace_hash (rust/kside/filter.rs); NULL is empty. */
 enum {
 	RFTRACE_SET_UNION,
 	RFTRACE_SET_INTERSECTION,

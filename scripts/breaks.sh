@@ -155,7 +155,7 @@ break_def() { # NAME
 		BREAK_EXPECT=selftest:registry-direct-modules.tc ;;
 	fgraph-nothing-as-all)
 		BREAK_WHAT="a manager ops that traces nothing gets an empty filter (every function), as in 7.2"
-		BREAK_FILE=rust/kside/hash.rs
+		BREAK_FILE=rust/kside/filter.rs
 		BREAK_PERL='s/(\n        )Hashes::Nothing => \{/${1}Hashes::Nothing if true => Ok((ptr::null_mut(), ptr::null_mut(), true)),${1}Hashes::Nothing => {/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:fgraph-notrace-covers-filter.tc ;;
@@ -185,7 +185,7 @@ break_def() { # NAME
 		BREAK_EXPECT=selftest:ipmodify-claims.tc ;;
 	filter-change-not-back)
 		BREAK_WHAT="a filter change takes the ops off the records of its old filter and never accounts it on the new one (the consistency check logs each record the ops should count on)"
-		BREAK_FILE=rust/kside/filters.rs
+		BREAK_FILE=rust/kside/filter/change.rs
 		BREAK_PERL='s/    walk_all\(ops, true, lock\);\n/    let _ = walk_all;\n/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:filter-change.tc ;;
@@ -240,7 +240,7 @@ break_def() { # NAME
 		BREAK_EXPECT=selftest:quarantine.tc ;;
 	hash-leak)
 		BREAK_WHAT="the core's filter-set hashes (function graph's manager hashes) are never freed"
-		BREAK_FILE=rust/kside/hash.rs
+		BREAK_FILE=rust/kside/filter.rs
 		BREAK_PERL='s/        if self\.owned \{\n/        if self.owned \&\& self.ptr.is_null() {\n/'
 		BREAK_VARIANT=debug
 		BREAK_EXPECT=selftest:fault-injection.tc ;;

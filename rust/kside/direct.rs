@@ -66,7 +66,7 @@ use crate::{
         CallOps,
         DirectOps, //
     },
-    kside::hash::KHash,
+    kside::filter::KHash,
     kside::ipmodify,
     kside::lock::{
         DirectLocked,

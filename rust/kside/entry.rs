@@ -57,8 +57,8 @@ use crate::{
         Ops,
         Rec, //
     },
-    kside::filters,
-    kside::hash::{
+    kside::filter::change,
+    kside::filter::{
         self,
         HashSlot,
         KHash, //
@@ -442,7 +442,7 @@ pub(crate) extern "C" fn rftrace_manager_hashes(
         return einval();
     };
     let made = with_ops(ops, Err(EINVAL), |ops, lock| {
-        let made = hash::manager_hashes(ops, lock)?;
+        let made = filter::manager_hashes(ops, lock)?;
         let f = made.filter.into_raw()?;
         // Both are owned: handing them over allocates nothing.
         let n = made.notrace.into_raw()?;
@@ -598,7 +598,7 @@ pub(crate) extern "C" fn rftrace_hash_move_and_update(
     hash: Option<HashRef<'_>>,
     enable: c_int,
 ) -> c_int {
-    with_hash_change(ops, orig_hash, hash, Some(enable == 0), filters::change)
+    with_hash_change(ops, orig_hash, hash, Some(enable == 0), change::apply)
 }
 
 /// `ftrace_run_modify_code()`: the update pass with `command`, `ops`
@@ -613,8 +613,8 @@ pub(crate) extern "C" fn rftrace_run_modify_code(
     old_notrace: *mut bindings::ftrace_hash,
 ) {
     with_ops(ops, (), |ops, lock| {
-        let old = filters::OldHashes::from_c(old_filter, old_notrace);
-        filters::run_modify_code(ops, command, old, lock);
+        let old = change::OldHashes::from_c(old_filter, old_notrace);
+        change::run_modify_code(ops, command, old, lock);
     })
 }
 

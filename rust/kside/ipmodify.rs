@@ -27,7 +27,7 @@ use kernel::{
 
 use crate::{
     kside::env::Ops,
-    kside::hash::KHash,
+    kside::filter::KHash,
     kside::lock::FtraceLocked,
     kside::pages,
     kside::stats::{

@@ -12,8 +12,7 @@ pub(crate) mod decide;
 pub(crate) mod direct;
 pub(crate) mod entry;
 pub(crate) mod env;
-pub(crate) mod filters;
-pub(crate) mod hash;
+pub(crate) mod filter;
 pub(crate) mod ipmodify;
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
 mod kunit;

@@ -47,7 +47,7 @@ use crate::{
         set_removed_ops,
         Ops, //
     },
-    kside::hash::KHash,
+    kside::filter::KHash,
     kside::ipmodify,
     kside::lock::{
         FtraceCell,

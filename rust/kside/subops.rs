@@ -9,7 +9,7 @@
 //! sub-ops' selections ([`manager_hashes()`]). The first sub-ops starts
 //! the manager with the sub-ops' hashes, the last one stops it; in
 //! between, joining, leaving or changing a filter recomputes the
-//! manager's hashes and changes them like any ops' ([`filters::change()`]).
+//! manager's hashes and changes them like any ops' ([`change::apply()`]).
 //! Every step that fails puts back what it changed.
 //!
 //! A leaf module with `unsafe` code: the C calls that keep the manager's
@@ -30,8 +30,8 @@ use kernel::{
 
 use crate::{
     kside::env::Ops,
-    kside::filters,
-    kside::hash::{
+    kside::filter::change,
+    kside::filter::{
         manager_hashes,
         HashSlot,
         KHash, //
@@ -58,7 +58,7 @@ fn attach(manager: Ops<'_>, subops: Ops<'_>, on: bool) {
 
 /// Whether `manager` has no sub-ops.
 fn alone(manager: Ops<'_>, lock: &FtraceLocked) -> bool {
-    crate::kside::hash::subops(manager, lock).next().is_none()
+    crate::kside::filter::subops(manager, lock).next().is_none()
 }
 
 /// `subops` now belongs to `manager` (or, with `None`, to none): its
@@ -86,7 +86,7 @@ fn update_manager(manager: Ops<'_>, lock: &FtraceLocked) -> Result {
         if crate::kside::shim::ftrace_c_hash_equal(new.view(), now.view()) {
             continue;
         }
-        filters::change(manager, notrace, new, lock)?;
+        change::apply(manager, notrace, new, lock)?;
     }
     Ok(())
 }

@@ -37,7 +37,7 @@ use crate::{
             CallOps,
             Ops, //
         },
-        hash::{
+        filter::{
             Fresh,
             HashSlot,
             Installed, //

@@ -31,7 +31,7 @@ use kernel::{
 
 use crate::{
     kside::env::Ops,
-    kside::hash::{
+    kside::filter::{
         HashSlot,
         KHash, //
     },
@@ -147,7 +147,7 @@ fn walk_all(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) {
 /// empty for its owner to free. Returns 7.2's errno (`-EINVAL` for a
 /// notrace hash of an IPMODIFY ops, `-ENOMEM`, or the IPMODIFY refusal)
 /// with nothing changed.
-pub(crate) fn change(ops: Ops<'_>, notrace: bool, new: KHash<'_>, lock: &FtraceLocked) -> Result {
+pub(crate) fn apply(ops: Ops<'_>, notrace: bool, new: KHash<'_>, lock: &FtraceLocked) -> Result {
     if change_refused(ops.flags(), notrace) {
         return Err(EINVAL);
     }
