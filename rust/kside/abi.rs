@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The views that cross the C boundary as pointers, and the build-time
-//! check that a Rust prototype using them is the C one.
+//! The views that cross the C boundary as pointers, the build-time check
+//! that a Rust prototype using them is the C one, and the core's 64-bit
+//! word as a C `unsigned long` ([`word()`], [`c_word()`]).
 //!
 //! A view ([`HashRef`], [`Lent`], `env::CallOps`, `env::Module`,
 //! `pages::Group`, `registry::Deferred`, and the handles that borrow a
@@ -211,4 +212,19 @@ impl<T: Copy> Lent<'_, T> {
         // (type invariants).
         unsafe { self.ptr.as_ptr().write(value) }
     }
+}
+
+// The core's word is a C `unsigned long` (the records' and the hashes'
+// addresses, the call-site lists' entries).
+const _: () = assert!(core::mem::size_of::<c_ulong>() == core::mem::size_of::<u64>());
+const _: () = assert!(core::mem::align_of::<c_ulong>() == core::mem::align_of::<u64>());
+
+/// A C `unsigned long` as the core's 64-bit word (same size, asserted above).
+pub(crate) fn word(x: c_ulong) -> u64 {
+    x as u64
+}
+
+/// The core's 64-bit word as a C `unsigned long`.
+pub(crate) fn c_word(x: u64) -> c_ulong {
+    x as c_ulong
 }

@@ -60,9 +60,11 @@ use kernel::{
 };
 
 use crate::{
-    kside::abi::HashRef,
-    kside::env::{
+    kside::abi::{
         c_word,
+        HashRef, //
+    },
+    kside::env::{
         CallOps,
         DirectOps, //
     },
@@ -493,7 +495,7 @@ pub(crate) fn register(
 /// The checks of `unregister_ftrace_direct()` and `modify_ftrace_direct()`
 /// on the ops' flags.
 fn admit_change(ops: CallOps<'_>) -> Result {
-    let multi = crate::kside::env::word(shim::ftrace_c_direct_multi_flags());
+    let multi = crate::kside::abi::word(shim::ftrace_c_direct_multi_flags());
     FtraceLocked::with(|lock| rules::admit_change(ops.locked(lock).flags(), multi).map_err(errno))
 }
 
@@ -677,7 +679,7 @@ mod stub {
     /// The stub over the functions of the direct ops `ops`, for a change
     /// of its target to `addr`.
     pub(super) fn of_direct<'d>(ops: DirectOps<'d>, addr: u64) -> StubOps<'d> {
-        ftrace_c_direct_tmp_ops(ops, crate::kside::env::c_word(addr))
+        ftrace_c_direct_tmp_ops(ops, crate::kside::abi::c_word(addr))
     }
 
     /// The stub over the functions of `hash`.

@@ -46,12 +46,12 @@ use kernel::{
 
 use crate::{
     kside::abi::{
+        c_word,
+        word,
         HashRef,
         Lent, //
     },
     kside::env::{
-        c_word,
-        word,
         CallOps,
         Module,
         Ops,
@@ -262,7 +262,7 @@ pub(crate) unsafe extern "C" fn rftrace_build_table(
         // SAFETY: by the function's contract `[start, end)` is an aligned,
         // writable array of `words` words nobody else uses during the
         // call; an `unsigned long` is a u64 (size and alignment asserted
-        // in `kside::env`).
+        // in `kside::abi`).
         unsafe { core::slice::from_raw_parts_mut(start.cast::<u64>(), words) }
     };
     let report = crate::kside::decide::scan_call_sites(module, list, arch::call_site);

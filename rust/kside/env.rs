@@ -31,6 +31,10 @@ use kernel::{
 };
 
 use crate::{
+    kside::abi::{
+        c_word,
+        word, //
+    },
     kside::lock::{
         FtraceCell,
         FtraceLocked,
@@ -67,8 +71,6 @@ use crate::{
 // `struct dyn_ftrace` is walked by C, arch code and tracefs alike: the Rust
 // view must be the C layout (the shim asserts the same on the C side).
 const _: () = assert!(core::mem::size_of::<bindings::dyn_ftrace>() == 16);
-const _: () = assert!(core::mem::size_of::<c_ulong>() == core::mem::size_of::<u64>());
-const _: () = assert!(core::mem::align_of::<c_ulong>() == core::mem::align_of::<u64>());
 const _: () = assert!(core::mem::offset_of!(bindings::dyn_ftrace, ip) == 0);
 const _: () = assert!(core::mem::offset_of!(bindings::dyn_ftrace, flags) == 8);
 
@@ -251,16 +253,6 @@ crate::kside::abi::same_prototype!(
     rftrace_shim_scan_report,
     fn(Module<'static>, &'static [u64; 8], bool) -> ()
 );
-
-/// A C `unsigned long` as the core's 64-bit word (same size, asserted above).
-pub(crate) fn word(x: c_ulong) -> u64 {
-    x as u64
-}
-
-/// The core's 64-bit word as a C `unsigned long`.
-pub(crate) fn c_word(x: u64) -> c_ulong {
-    x as c_ulong
-}
 
 /// A record of the kernel's call-site table, borrowed under `ftrace_lock`.
 ///

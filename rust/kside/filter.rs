@@ -43,11 +43,11 @@ use kernel::{
 };
 
 use crate::{
-    kside::abi::HashRef,
-    kside::env::{
+    kside::abi::{
         c_word,
-        Ops, //
+        HashRef, //
     },
+    kside::env::Ops,
     kside::lock::FtraceLocked,
     kside::shim,
     kside::stats::{
@@ -117,7 +117,7 @@ crate::kside::abi::same_prototype!(
 impl HashRef<'_> {
     /// The number of functions of `hash` (0 for none).
     pub(crate) fn count_of(hash: Option<Self>) -> u64 {
-        crate::kside::env::word(shim::rftrace_shim_hash_count(hash))
+        crate::kside::abi::word(shim::rftrace_shim_hash_count(hash))
     }
 
     /// The number of functions the hash names.

@@ -122,7 +122,7 @@ mod tests {
                                 let flags = (bits << 19) | count;
                                 let mut rec = bindings::dyn_ftrace {
                                     ip: 0,
-                                    flags: crate::kside::env::c_word(flags),
+                                    flags: crate::kside::abi::c_word(flags),
                                     ..Default::default()
                                 };
                                 let rec = Rec::from_mut(&mut rec, lock);
@@ -266,8 +266,8 @@ mod tests {
                 for count in [0u64, 1, 2, REF_MAX] {
                     for enabled in [0, u64::from(bindings::FTRACE_FL_ENABLED)] {
                         let mut rec = bindings::dyn_ftrace {
-                            ip: crate::kside::env::c_word(0x1000),
-                            flags: crate::kside::env::c_word(bits | count | enabled),
+                            ip: crate::kside::abi::c_word(0x1000),
+                            flags: crate::kside::abi::c_word(bits | count | enabled),
                             ..Default::default()
                         };
                         let rec = Rec::from_mut(&mut rec, lock);
@@ -282,7 +282,7 @@ mod tests {
                         // of the table in the same state).
                         let same = with_table_record(lock, rec.flags().raw(), |rec| {
                             let via_c = crate::kside::env::ftrace_get_addr_new(rec);
-                            crate::kside::env::word(via_c)
+                            crate::kside::abi::word(via_c)
                                 == crate::kside::env::select_addr(rec, true)
                         });
                         if same != Some(true) {
@@ -485,7 +485,7 @@ mod tests {
             let rec = built.lookup(ip, ip);
             assert!(!rec.is_null());
             // SAFETY: a record of our chain, which lives until the end.
-            assert_eq!(crate::kside::env::word(unsafe { (*rec).ip }), ip);
+            assert_eq!(crate::kside::abi::word(unsafe { (*rec).ip }), ip);
         }
 
         // Take out sites 100..550 (across both groups), then 0..100 (the
@@ -528,7 +528,7 @@ mod tests {
         FtraceLocked::with(|lock| {
             // A record in the NOP state with one user: enabling makes a call.
             let mut raw = bindings::dyn_ftrace {
-                ip: crate::kside::env::c_word(0x1000),
+                ip: crate::kside::abi::c_word(0x1000),
                 flags: 1,
                 ..Default::default()
             };
@@ -695,12 +695,12 @@ macro_rules! expect {
 #[cfg(CONFIG_X86_64)]
 fn wrong_bytes_are_refused() -> Option<u32> {
     use crate::{
+        kside::abi::word,
         kside::arch::{
             make_call,
             make_nop, //
         },
         kside::env::{
-            word,
             Module,
             Rec, //
         }, //
@@ -751,12 +751,12 @@ fn wrong_bytes_are_refused() -> Option<u32> {
 #[cfg(CONFIG_ARM64)]
 fn wrong_bytes_are_refused() -> Option<u32> {
     use crate::{
+        kside::abi::word,
         kside::arch::{
             make_call,
             make_nop, //
         },
         kside::env::{
-            word,
             Module,
             Rec, //
         },
@@ -824,6 +824,7 @@ fn wrong_bytes_are_refused() -> Option<u32> {
 #[cfg(CONFIG_RISCV)]
 fn wrong_bytes_are_refused() -> Option<u32> {
     use crate::{
+        kside::abi::word,
         kside::arch::{
             make_call,
             make_nop,
@@ -831,7 +832,6 @@ fn wrong_bytes_are_refused() -> Option<u32> {
             Native, //
         },
         kside::env::{
-            word,
             Module,
             Rec, //
         },
@@ -885,7 +885,7 @@ fn wrong_bytes_are_refused() -> Option<u32> {
     let mut bad = None;
     let failures = crate::kside::stats::STATS.failures.load(Relaxed);
     crate::kside::lock::FtraceLocked::with(|lock| {
-        let target = crate::kside::env::c_word(caller);
+        let target = crate::kside::abi::c_word(caller);
         // Updated already, as the kernel updates a record before the hook: one
         // ops, enabled (the literal is to hold the list ops).
         let enabled = (bindings::FTRACE_FL_ENABLED | 1) as usize;

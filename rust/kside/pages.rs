@@ -44,9 +44,11 @@ use kernel::{
 };
 
 use crate::{
-    kside::env::{
+    kside::abi::{
         c_word,
-        word,
+        word, //
+    },
+    kside::env::{
         Module,
         Rec, //
     },

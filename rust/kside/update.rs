@@ -515,7 +515,7 @@ impl<A: Arch> Arch for FailWrite<'_, A> {
         literal: &mut dyn FnMut(u64),
     ) -> Result<(), Failure> {
         if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-            let ip = crate::kside::env::c_word(A::ip(change));
+            let ip = crate::kside::abi::c_word(A::ip(change));
             if crate::kside::shim::rftrace_shim_take_fail_write(ip) {
                 return Err(Failure::Write);
             }

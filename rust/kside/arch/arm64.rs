@@ -17,6 +17,10 @@
 use kernel::bindings;
 
 use crate::{
+    kside::abi::{
+        c_word,
+        word, //
+    },
     kside::arch::{
         call_ops,
         common::{
@@ -25,9 +29,7 @@ use crate::{
         }, //
     },
     kside::env::{
-        c_word,
         shared_caller,
-        word,
         Module, //
     },
     kside::lock::FtraceLocked,

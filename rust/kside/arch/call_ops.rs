@@ -13,7 +13,7 @@ use kernel::sync::atomic::{
 };
 
 use crate::{
-    kside::env::word,
+    kside::abi::word,
     rfcore::{
         arch::call_ops::literal_ops,
         flags::{
@@ -49,7 +49,7 @@ pub(crate) fn literal_holds(
     set: Option<u64>,
 ) -> Option<(u64, u64)> {
     use crate::kside::{
-        env::c_word,
+        abi::c_word,
         shim::rftrace_shim_literal_read, //
     };
     let (nop, list) = stub_ops();

@@ -31,6 +31,7 @@ use kernel::{
 };
 
 use crate::{
+    kside::abi::c_word,
     kside::arch::{
         call_ops,
         common::{
@@ -39,7 +40,6 @@ use crate::{
         }, //
     },
     kside::env::{
-        c_word,
         shared_caller,
         Module, //
     },

@@ -26,11 +26,9 @@ use kernel::{
 };
 
 use crate::{
+    kside::abi::c_word,
     kside::arch::common::KernelArch,
-    kside::env::{
-        c_word,
-        Module, //
-    },
+    kside::env::Module,
     kside::lock::{
         FtraceLocked,
         TextLocked, //
