@@ -4,7 +4,7 @@
 //! that a Rust prototype using them is the C one, and the core's 64-bit
 //! word as a C `unsigned long` ([`word()`], [`c_word()`]).
 //!
-//! A view ([`HashRef`], [`Lent`], `env::CallOps`, `env::Module`,
+//! A view ([`HashRef`], [`Lent`], `env::CallOps`, `module::Module`,
 //! `pages::Group`, `registry::Deferred`, and the handles that borrow a
 //! lock proof, `env::Rec`, `env::Ops`, `env::ListOps`) is
 //! `#[repr(transparent)]` over a pointer, so an entry point can take one

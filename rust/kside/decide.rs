@@ -14,10 +14,10 @@ use kernel::{
 use crate::{
     kside::env::{
         KernelOthers,
-        Module,
         Ops,
         Rec, //
     },
+    kside::module::Module,
     kside::stats::{
         bump,
         shadow_diff,

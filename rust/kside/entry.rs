@@ -53,7 +53,6 @@ use crate::{
     },
     kside::env::{
         CallOps,
-        Module,
         Ops,
         Rec, //
     },
@@ -67,6 +66,7 @@ use crate::{
     kside::lock::{
         FtraceLocked, //
     },
+    kside::module::Module,
     kside::pages::{
         self,
         to_c, //

@@ -41,6 +41,7 @@ use crate::{
         FtraceMutex,
         Witness, //
     },
+    kside::module::Module,
     rfcore::{
         account::{
             CallOps as CallOpsMode,
@@ -61,9 +62,7 @@ use crate::{
         table::{
             self,
             Report,
-            Skip,
-            Span,
-            Text, //
+            Skip, //
         }, //
     }, //
 };
@@ -161,9 +160,6 @@ unsafe extern "C" {
     pub(crate) safe fn ftrace_get_addr_new(rec: Rec<'_>) -> c_ulong;
     /// 7.2's single ops on `rec`, or null.
     pub(crate) safe fn ftrace_c_find_unique_ops(rec: Rec<'_>) -> *mut bindings::ftrace_ops;
-    /// The text the call sites of `module` may point into: four addresses
-    /// (text start, end, init text start, end) stored in `ranges`.
-    pub(crate) safe fn rftrace_shim_text_ranges(module: Module<'_>, ranges: &mut [c_ulong; 4]);
     /// Reports what the check of `module`'s call-site list refused
     /// (`counts` in the order of `RFTRACE_SCAN_*`).
     pub(crate) safe fn rftrace_shim_scan_report(
@@ -242,11 +238,6 @@ crate::kside::abi::same_prototype!(
     bindings::ftrace_c_find_unique_ops,
     ftrace_c_find_unique_ops,
     fn(Rec<'static>) -> *mut bindings::ftrace_ops
-);
-crate::kside::abi::same_prototype!(
-    bindings::rftrace_shim_text_ranges,
-    rftrace_shim_text_ranges,
-    fn(Module<'static>, &'static mut [c_ulong; 4]) -> ()
 );
 crate::kside::abi::same_prototype!(
     bindings::rftrace_shim_scan_report,
@@ -398,7 +389,6 @@ crate::kside::abi::lowered_as!(
     Ops<'static> => *mut bindings::ftrace_ops,
     ListOps<'static> => *mut bindings::ftrace_ops,
     Rec<'static> => *mut bindings::dyn_ftrace,
-    Module<'static> => *mut bindings::module,
 );
 
 impl<'c> CallOps<'c> {
@@ -1030,63 +1020,6 @@ pub(crate) fn c_account(rec: Rec<'_>, ops: Ops<'_>, inc: bool) -> (bool, RecFlag
     };
     let ok = ftrace_c_rec_account(&mut copy, ops, inc);
     (ok, RecFlags::from_raw(word(copy.flags)))
-}
-
-/// The module a call-site list, a record group or a site belongs to, or
-/// the core kernel.
-///
-/// # Invariants
-///
-/// `ptr` is null (the core kernel) or a module that stays alive for `'a`.
-///
-/// An entry point takes one where its prototype has a `struct module *`
-/// (`kside::abi`): the header asks the caller for these invariants.
-#[repr(transparent)]
-#[derive(Clone, Copy)]
-pub(crate) struct Module<'a> {
-    ptr: *mut bindings::module,
-    _alive: PhantomData<&'a bindings::module>,
-}
-
-impl<'a> Module<'a> {
-    /// The core kernel.
-    #[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
-    pub(crate) const fn core_kernel() -> Self {
-        // INVARIANT: null.
-        Module {
-            ptr: core::ptr::null_mut(),
-            _alive: PhantomData,
-        }
-    }
-
-    /// The raw pointer (null for the core kernel), for C calls.
-    pub(crate) fn as_ptr(self) -> *mut bindings::module {
-        self.ptr
-    }
-
-    /// The text the module's call-site list may point into: the core
-    /// kernel's text and init text, or the module's `MOD_TEXT` and
-    /// `MOD_INIT_TEXT` (as `is_kernel_text()`, `is_kernel_inittext()` and
-    /// `within_module_mem_type()` see them; the vsyscall page, which
-    /// `is_kernel_text()` also counts, holds no call site). Fetched once
-    /// per list.
-    pub(crate) fn text(self) -> Text {
-        let mut r: [c_ulong; 4] = [0; 4];
-        rftrace_shim_text_ranges(self, &mut r);
-        Text {
-            module: !self.ptr.is_null(),
-            spans: [
-                Span::new(word(r[0]), word(r[1])),
-                Span::new(word(r[2]), word(r[3])),
-            ],
-        }
-    }
-}
-
-/// The text the core kernel's call-site list may point into.
-#[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
-pub(crate) fn core_kernel_text() -> Text {
-    Module::core_kernel().text()
 }
 
 /// The kernel's C lookup (`lookup_rec()`): the first record touching

@@ -300,7 +300,7 @@ mod tests {
 
     #[test]
     fn call_site_lists_are_checked_against_the_kernel_text() {
-        use crate::{kside::arch::call_site, kside::env::core_kernel_text, rfcore::table::scan};
+        use crate::{kside::arch::call_site, kside::module::core_kernel_text, rfcore::table::scan};
         // Two kernel functions (in text), one of them twice, a zero, and
         // an address on our stack (not text), unsorted.
         let f1 = bindings::ftrace_kill as *const () as usize;
@@ -400,7 +400,7 @@ mod tests {
     fn table_build_lookup_remove() {
         use crate::{
             kside::arch::call_site,
-            kside::env::core_kernel_text,
+            kside::module::core_kernel_text,
             kside::pages::{
                 build,
                 geometry,
@@ -700,10 +700,8 @@ fn wrong_bytes_are_refused() -> Option<u32> {
             make_call,
             make_nop, //
         },
-        kside::env::{
-            Module,
-            Rec, //
-        }, //
+        kside::env::Rec,
+        kside::module::Module, //
     };
     use kernel::{
         bindings,
@@ -756,10 +754,8 @@ fn wrong_bytes_are_refused() -> Option<u32> {
             make_call,
             make_nop, //
         },
-        kside::env::{
-            Module,
-            Rec, //
-        },
+        kside::env::Rec,
+        kside::module::Module,
         rfcore::arch::arm64::MOV_X9_LR, //
     };
     use kernel::{
@@ -831,10 +827,8 @@ fn wrong_bytes_are_refused() -> Option<u32> {
             KernelArch,
             Native, //
         },
-        kside::env::{
-            Module,
-            Rec, //
-        },
+        kside::env::Rec,
+        kside::module::Module,
         rfcore::{
             arch::riscv64::{
                 fixed_auipc,

@@ -17,6 +17,7 @@ pub(crate) mod ipmodify;
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
 mod kunit;
 pub(crate) mod lock;
+pub(crate) mod module;
 pub(crate) mod pages;
 pub(crate) mod registry;
 pub(crate) mod shim;

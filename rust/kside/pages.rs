@@ -48,11 +48,9 @@ use crate::{
         c_word,
         word, //
     },
-    kside::env::{
-        Module,
-        Rec, //
-    },
+    kside::env::Rec,
     kside::lock::FtraceLocked,
+    kside::module::Module,
     rfcore::{
         pages::{
             self,

@@ -42,14 +42,12 @@ use kernel::{
 };
 
 use super::{
-    env::{
-        Module,
-        Ops, //
-    },
+    env::Ops,
     lock::{
         FtraceLocked,
         FtraceState, //
     },
+    module::Module,
 };
 use crate::rfcore::siteset::{
     layout,

@@ -28,11 +28,9 @@ use crate::{
             KernelArch, //
         }, //
     },
-    kside::env::{
-        shared_caller,
-        Module, //
-    },
+    kside::env::shared_caller,
     kside::lock::FtraceLocked,
+    kside::module::Module,
     rfcore::{
         arch::arm64::{
             call_site,

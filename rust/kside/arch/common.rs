@@ -11,8 +11,8 @@
 use kernel::bindings;
 
 use crate::{
-    kside::env::Module,
     kside::lock::FtraceLocked,
+    kside::module::Module,
     rfcore::update::Arch, //
 };
 

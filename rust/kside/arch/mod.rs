@@ -10,11 +10,9 @@
 use kernel::ffi::c_int;
 
 use crate::{
-    kside::env::{
-        Module,
-        Rec, //
-    },
+    kside::env::Rec,
     kside::lock::FtraceLocked,
+    kside::module::Module,
     kside::pages::Group,
     kside::update,
     rfcore::flags::RecFlags,

@@ -39,14 +39,12 @@ use crate::{
             KernelArch, //
         }, //
     },
-    kside::env::{
-        shared_caller,
-        Module, //
-    },
+    kside::env::shared_caller,
     kside::lock::{
         FtraceLocked,
         TextLocked, //
     },
+    kside::module::Module,
     rfcore::{
         arch::riscv64::{
             call_site,

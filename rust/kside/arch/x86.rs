@@ -28,11 +28,11 @@ use kernel::{
 use crate::{
     kside::abi::c_word,
     kside::arch::common::KernelArch,
-    kside::env::Module,
     kside::lock::{
         FtraceLocked,
         TextLocked, //
     },
+    kside::module::Module,
     kside::stats::{
         STATS, //
     },
