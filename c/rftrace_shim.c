@@ -40,7 +40,7 @@
 /* The Rust side checks the same layout against its bindings. */
 static_assert(sizeof(struct dyn_ftrace) == 2 * sizeof(unsigned long));
 static_assert(offsetof(struct dyn_ftrace, flags) == sizeof(unsigned long));
-/* rust/kside/env.rs (scan_counts()) fills the counts in this order. */
+/* rust/kside/table.rs (scan_counts()) fills the counts in this order. */
 static_assert(RFTRACE_SCAN_NR == 8);
 /* The call-site size the Rust record table uses (rust/kside/pages.rs). */
 static_assert(MCOUNT_INSN_SIZE == (IS_ENABLED(CONFIG_X86_64) ? 5 : 4));

@@ -2,9 +2,8 @@
 
 //! What the core decides about one record, with the shadow check against
 //! the kernel's C logic: its accounting for an ops ([`Accounting`]), its
-//! target ([`choose_target()`]), its single ops ([`find_unique_ops()`]),
-//! its state machine ([`check_record()`]); and the check of a call-site
-//! list before records are made of it ([`scan_call_sites()`]).
+//! target ([`choose_target()`]), its single ops ([`find_unique_ops()`])
+//! and its state machine ([`check_record()`]).
 
 use kernel::{
     bindings,
@@ -17,7 +16,6 @@ use crate::{
         Ops,
         Rec, //
     },
-    kside::module::Module,
     kside::stats::{
         bump,
         shadow_diff,
@@ -34,8 +32,7 @@ use crate::{
             decide,
             Decision,
             Update, //
-        },
-        table::Report, //
+        }, //
     },
 };
 
@@ -180,36 +177,6 @@ pub(crate) fn find_unique_ops(rec: Rec<'_>) -> *mut bindings::ftrace_ops {
         }
     }
     rust
-}
-
-/// Checks the call-site list of the core kernel (`module` null) or of a
-/// module before records are made of it: sorts it if needed and zeroes
-/// the entries that must not become records (duplicates, misaligned
-/// sites, addresses outside the text), reporting them. `list` is the
-/// call-site list of `module` (or of the core kernel); `call_site`: the
-/// patch site of an entry, as the architecture being built computes it.
-pub(crate) fn scan_call_sites(
-    module: Module<'_>,
-    list: &mut [u64],
-    call_site: fn(u64) -> Option<u64>,
-) -> Report {
-    let report = crate::kside::env::scan_locs(module, list, call_site);
-    let refused = report.refused();
-    bump(&STATS.sites_refused, refused);
-    if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-        STATS.shadow_checks.add(1, Relaxed);
-        // C would make working records of these. (Of a misaligned site it
-        // makes a record at address 0, whose initialisation fails and
-        // stops ftrace: refusing it is the intended difference.)
-        let differ = report.duplicate.saturating_add(report.out_of_text);
-        if differ != 0 {
-            shadow_diff(format_args!(
-                "call-site list: Rust refused {} sites the C code would keep",
-                differ
-            ));
-        }
-    }
-    report
 }
 
 /// The state machine on one record, with the shadow check: stores the new

@@ -265,7 +265,7 @@ pub(crate) unsafe extern "C" fn rftrace_build_table(
         // in `kside::abi`).
         unsafe { core::slice::from_raw_parts_mut(start.cast::<u64>(), words) }
     };
-    let report = crate::kside::decide::scan_call_sites(module, list, arch::call_site);
+    let report = crate::kside::table::scan_call_sites(module, list, arch::call_site);
     let kept = usize::try_from(report.kept).unwrap_or(usize::MAX);
     let (f, l, p, r, ret) = match pages::build(list, kept) {
         Ok(b) => {

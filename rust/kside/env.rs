@@ -19,7 +19,6 @@ use core::{
 use kernel::{
     bindings,
     ffi::{
-        c_char,
         c_int,
         c_ulong, //
     },
@@ -41,7 +40,6 @@ use crate::{
         FtraceMutex,
         Witness, //
     },
-    kside::module::Module,
     rfcore::{
         account::{
             CallOps as CallOpsMode,
@@ -59,11 +57,6 @@ use crate::{
             OpsList,
             Problem, //
         },
-        table::{
-            self,
-            Report,
-            Skip, //
-        }, //
     }, //
 };
 
@@ -160,13 +153,6 @@ unsafe extern "C" {
     pub(crate) safe fn ftrace_get_addr_new(rec: Rec<'_>) -> c_ulong;
     /// 7.2's single ops on `rec`, or null.
     pub(crate) safe fn ftrace_c_find_unique_ops(rec: Rec<'_>) -> *mut bindings::ftrace_ops;
-    /// Reports what the check of `module`'s call-site list refused
-    /// (`counts` in the order of `RFTRACE_SCAN_*`).
-    pub(crate) safe fn rftrace_shim_scan_report(
-        module: Module<'_>,
-        counts: &[u64; 8],
-        unsorted: bool,
-    );
 }
 
 crate::kside::abi::same_prototype!(
@@ -238,11 +224,6 @@ crate::kside::abi::same_prototype!(
     bindings::ftrace_c_find_unique_ops,
     ftrace_c_find_unique_ops,
     fn(Rec<'static>) -> *mut bindings::ftrace_ops
-);
-crate::kside::abi::same_prototype!(
-    bindings::rftrace_shim_scan_report,
-    rftrace_shim_scan_report,
-    fn(Module<'static>, &'static [u64; 8], bool) -> ()
 );
 
 /// A record of the kernel's call-site table, borrowed under `ftrace_lock`.
@@ -1032,56 +1013,6 @@ pub(crate) fn c_lookup_rec(
     // SAFETY: the C lookup walks the table, whose groups are freed only
     // after an RCU grace period, which `_rcu` holds off.
     unsafe { bindings::ftrace_c_lookup_rec(c_word(start), c_word(end)) }
-}
-
-/// The order of the counts handed to `rftrace_shim_scan_report()` (the
-/// C enum `RFTRACE_SCAN_*`; the shim asserts there are 8).
-fn scan_counts(r: &Report) -> [u64; 8] {
-    [
-        r.total,
-        r.kept,
-        r.padding,
-        r.weak,
-        r.out_of_text,
-        r.misaligned,
-        r.duplicate,
-        r.refused(),
-    ]
-}
-
-/// Checks the call-site list `list` of `module` (the core kernel, or the
-/// module being loaded) in place and reports what it refused;
-/// `call_site`: the patch site of an entry, as the architecture computes
-/// it (`kside::arch::call_site()`).
-pub(crate) fn scan_locs(
-    module: Module<'_>,
-    list: &mut [u64],
-    call_site: fn(u64) -> Option<u64>,
-) -> Report {
-    if list.is_empty() {
-        return Report::default();
-    }
-    let text = module.text();
-    let report = table::scan(list, &text, call_site);
-    for (addr, skip) in report.first.iter() {
-        let why: &core::ffi::CStr = match skip {
-            Some(Skip::Duplicate) => c"duplicate of the entry before it",
-            Some(Skip::Misaligned) => c"misaligned patch site",
-            Some(Skip::OutOfText) => c"outside the module's text",
-            Some(Skip::Padding | Skip::WeakLeftover) | None => continue,
-        };
-        // SAFETY: `why` is a NUL-terminated static string; the module (if
-        // any) is alive (type invariants of `Module`).
-        unsafe {
-            bindings::rftrace_shim_refused_site(
-                module.as_ptr(),
-                why.as_ptr().cast::<c_char>(),
-                c_word(*addr),
-            )
-        };
-    }
-    rftrace_shim_scan_report(module, &scan_counts(&report), report.unsorted);
-    report
 }
 
 /// Whether this architecture has per-site ops literals.

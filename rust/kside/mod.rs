@@ -24,5 +24,6 @@ pub(crate) mod shim;
 pub(crate) mod siteset;
 pub(crate) mod stats;
 pub(crate) mod subops;
+pub(crate) mod table;
 pub(crate) mod under_lock;
 pub(crate) mod update;
