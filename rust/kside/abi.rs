@@ -6,7 +6,7 @@
 //!
 //! A view ([`HashRef`], [`Lent`], `env::CallOps`, `module::Module`,
 //! `pages::Group`, `registry::Deferred`, and the handles that borrow a
-//! lock proof, `env::Rec`, `env::Ops`, `env::ListOps`) is
+//! lock proof, `record::Rec`, `env::Ops`, `env::ListOps`) is
 //! `#[repr(transparent)]` over a pointer, so an entry point can take one
 //! where its C prototype in `include/rftrace.h` has that pointer, and a C
 //! function declared `safe` (`kside::shim`, or beside the view) can take

@@ -13,9 +13,9 @@ use kernel::{
 use crate::{
     kside::env::{
         KernelOthers,
-        Ops,
-        Rec, //
+        Ops, //
     },
+    kside::record::Rec,
     kside::stats::{
         bump,
         shadow_diff,
@@ -198,6 +198,6 @@ pub(crate) fn decide_record(rec: Rec<'_>, enable: bool, update: bool) -> Decisio
     if update && decision.update != Update::Ignore {
         rec.set_flags(decision.flags);
     }
-    crate::kside::env::set_bug_type(rec.lock(), decision.update.bug_type());
+    crate::kside::record::set_bug_type(rec.lock(), decision.update.bug_type());
     decision
 }

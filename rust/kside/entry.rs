@@ -53,8 +53,7 @@ use crate::{
     },
     kside::env::{
         CallOps,
-        Ops,
-        Rec, //
+        Ops, //
     },
     kside::filter::change,
     kside::filter::{
@@ -71,6 +70,7 @@ use crate::{
         self,
         to_c, //
     },
+    kside::record::Rec,
     kside::registry,
     kside::stats::{
         bump,

@@ -36,10 +36,9 @@ use crate::{
     },
     kside::lock::{
         FtraceCell,
-        FtraceLocked,
-        FtraceMutex,
-        Witness, //
+        FtraceLocked, //
     },
+    kside::record::Rec,
     rfcore::{
         account::{
             CallOps as CallOpsMode,
@@ -47,10 +46,6 @@ use crate::{
             Others, //
         },
         flags::RecFlags,
-        record::{
-            BugType,
-            Update, //
-        },
         select::{
             self,
             Callers,
@@ -58,40 +53,6 @@ use crate::{
             Problem, //
         },
     }, //
-};
-
-// `struct dyn_ftrace` is walked by C, arch code and tracefs alike: the Rust
-// view must be the C layout (the shim asserts the same on the C side).
-const _: () = assert!(core::mem::size_of::<bindings::dyn_ftrace>() == 16);
-const _: () = assert!(core::mem::offset_of!(bindings::dyn_ftrace, ip) == 0);
-const _: () = assert!(core::mem::offset_of!(bindings::dyn_ftrace, flags) == 8);
-
-// The flag bits and update codes are the kernel's.
-const _: () = {
-    use crate::rfcore::flags as f;
-    assert!(bindings::FTRACE_FL_ENABLED as u64 == f::ENABLED);
-    assert!(bindings::FTRACE_FL_REGS as u64 == f::REGS);
-    assert!(bindings::FTRACE_FL_REGS_EN as u64 == f::REGS_EN);
-    assert!(bindings::FTRACE_FL_TRAMP as u64 == f::TRAMP);
-    assert!(bindings::FTRACE_FL_TRAMP_EN as u64 == f::TRAMP_EN);
-    assert!(bindings::FTRACE_FL_IPMODIFY as u64 == f::IPMODIFY);
-    assert!(bindings::FTRACE_FL_DISABLED as u64 == f::DISABLED);
-    assert!(bindings::FTRACE_FL_DIRECT as u64 == f::DIRECT);
-    assert!(bindings::FTRACE_FL_DIRECT_EN as u64 == f::DIRECT_EN);
-    assert!(bindings::FTRACE_FL_CALL_OPS as u64 == f::CALL_OPS);
-    assert!(bindings::FTRACE_FL_CALL_OPS_EN as u64 == f::CALL_OPS_EN);
-    assert!(bindings::FTRACE_FL_TOUCHED as u64 == f::TOUCHED);
-    assert!(bindings::FTRACE_FL_MODIFIED as u64 == f::MODIFIED);
-    assert!(bindings::FTRACE_REF_MAX_SHIFT == f::REF_BITS);
-    assert!(bindings::FTRACE_UPDATE_IGNORE as u8 == Update::Ignore as u8);
-    assert!(bindings::FTRACE_UPDATE_MAKE_CALL as u8 == Update::MakeCall as u8);
-    assert!(bindings::FTRACE_UPDATE_MODIFY_CALL as u8 == Update::ModifyCall as u8);
-    assert!(bindings::FTRACE_UPDATE_MAKE_NOP as u8 == Update::MakeNop as u8);
-    assert!(bindings::ftrace_bug_type_FTRACE_BUG_UNKNOWN as u8 == BugType::Unknown as u8);
-    assert!(bindings::ftrace_bug_type_FTRACE_BUG_INIT as u8 == BugType::Init as u8);
-    assert!(bindings::ftrace_bug_type_FTRACE_BUG_NOP as u8 == BugType::Nop as u8);
-    assert!(bindings::ftrace_bug_type_FTRACE_BUG_CALL as u8 == BugType::Call as u8);
-    assert!(bindings::ftrace_bug_type_FTRACE_BUG_UPDATE as u8 == BugType::Update as u8);
 };
 
 // Why they are `safe`: each function is defined by the C shim
@@ -140,17 +101,6 @@ unsafe extern "C" {
     /// Initialises `ops` and `subops` if they are not yet, and gives a
     /// null hash of either the empty one.
     pub(crate) safe fn ftrace_c_subops_prepare(ops: Ops<'_>, subops: Ops<'_>);
-    /// The kernel's `ftrace_test_record()` on `rec` (which reaches the
-    /// core's decision): reads the record's flags.
-    #[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
-    pub(crate) safe fn ftrace_test_record(rec: Rec<'_>, enable: bool) -> c_int;
-    /// The kernel's `ftrace_update_record()` on `rec`: reads and writes
-    /// the record's flags (the core's decision).
-    #[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
-    pub(crate) safe fn ftrace_update_record(rec: Rec<'_>, enable: bool) -> c_int;
-    /// The kernel's `ftrace_get_addr_new()` on `rec` (the core's choice).
-    #[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
-    pub(crate) safe fn ftrace_get_addr_new(rec: Rec<'_>) -> c_ulong;
     /// 7.2's single ops on `rec`, or null.
     pub(crate) safe fn ftrace_c_find_unique_ops(rec: Rec<'_>) -> *mut bindings::ftrace_ops;
 }
@@ -201,21 +151,6 @@ crate::kside::abi::same_prototype!(
     fn(Ops<'static>, Ops<'static>) -> ()
 );
 crate::kside::abi::same_prototype!(
-    bindings::ftrace_test_record,
-    ftrace_test_record,
-    fn(Rec<'static>, bool) -> c_int
-);
-crate::kside::abi::same_prototype!(
-    bindings::ftrace_update_record,
-    ftrace_update_record,
-    fn(Rec<'static>, bool) -> c_int
-);
-crate::kside::abi::same_prototype!(
-    bindings::ftrace_get_addr_new,
-    ftrace_get_addr_new,
-    fn(Rec<'static>) -> c_ulong
-);
-crate::kside::abi::same_prototype!(
     bindings::rftrace_shim_direct,
     rftrace_shim_direct,
     fn(c_ulong) -> c_ulong
@@ -226,82 +161,7 @@ crate::kside::abi::same_prototype!(
     fn(Rec<'static>) -> *mut bindings::ftrace_ops
 );
 
-/// A record of the kernel's call-site table, borrowed under `ftrace_lock`.
-///
-/// # Invariants
-///
-/// The pointer is to a live `struct dyn_ftrace` of the table (or to a
-/// record nobody else can see, such as a copy on the stack), and `ftrace_lock`
-/// is held for `'a` (the witness of an [`FtraceLocked`] proves it): nobody
-/// else writes the record meanwhile, and it is not freed.
-///
-/// `#[repr(transparent)]`: the C functions that only read a record and the
-/// ops list under `ftrace_lock` are declared safe on it (below).
-#[repr(transparent)]
-#[derive(Clone, Copy)]
-pub(crate) struct Rec<'a> {
-    ptr: NonNull<bindings::dyn_ftrace>,
-    lock: Witness<'a, FtraceMutex>,
-}
-
-impl<'a> Rec<'a> {
-    /// Wraps a record pointer received from C.
-    ///
-    /// # Safety
-    ///
-    /// `ptr` is null or points to a record of the table, or to a record that
-    /// only the caller can see, valid for `'a`.
-    pub(crate) unsafe fn from_raw(
-        ptr: *mut bindings::dyn_ftrace,
-        lock: &'a FtraceLocked,
-    ) -> Option<Self> {
-        // INVARIANT: the caller's contract, and `lock` proves ftrace_lock.
-        NonNull::new(ptr).map(|ptr| Rec {
-            ptr,
-            lock: lock.witness(),
-        })
-    }
-
-    /// A handle on a record the caller owns (a copy, or a test record).
-    #[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
-    pub(crate) fn from_mut(rec: &'a mut bindings::dyn_ftrace, lock: &'a FtraceLocked) -> Self {
-        // INVARIANT: the exclusive borrow keeps the record valid and
-        // unshared for `'a`; `lock` proves ftrace_lock.
-        Rec {
-            ptr: NonNull::from(rec),
-            lock: lock.witness(),
-        }
-    }
-
-    /// The raw pointer, for C calls.
-    pub(crate) fn as_ptr(self) -> *mut bindings::dyn_ftrace {
-        self.ptr.as_ptr()
-    }
-
-    /// The proof of `ftrace_lock` the handle borrows.
-    pub(crate) fn lock(self) -> &'a FtraceLocked {
-        self.lock.proof()
-    }
-
-    /// The call-site address.
-    pub(crate) fn ip(self) -> u64 {
-        // SAFETY: by the type invariants the record is live and not written
-        // concurrently.
-        word(unsafe { (*self.ptr.as_ptr()).ip })
-    }
-
-    /// The flags word.
-    pub(crate) fn flags(self) -> RecFlags {
-        // SAFETY: as in `ip()`.
-        RecFlags::from_raw(word(unsafe { (*self.ptr.as_ptr()).flags }))
-    }
-
-    /// Stores the flags word.
-    pub(crate) fn set_flags(self, flags: RecFlags) {
-        // SAFETY: as in `ip()`; ftrace_lock makes this the only writer.
-        unsafe { (*self.ptr.as_ptr()).flags = c_word(flags.raw()) };
-    }
-
+impl Rec<'_> {
     /// Runs the kernel's C decision logic on a copy of the record.
     pub(crate) fn c_decision(self, enable: bool) -> (c_int, RecFlags) {
         c_decision(self.lock(), self.ip(), self.flags(), enable)
@@ -335,16 +195,6 @@ pub(crate) fn kill(_lock: &FtraceLocked) {
     crate::kside::shim::ftrace_kill();
 }
 
-/// Sets the kernel's `ftrace_bug_type`, which `ftrace_bug()` prints.
-pub(crate) fn set_bug_type(_lock: &FtraceLocked, bug: BugType) {
-    // SAFETY: `ftrace_bug_type` is a plain global written under
-    // ftrace_lock, which `_lock` proves; a raw write does not create a
-    // reference to the `static mut`.
-    unsafe {
-        core::ptr::addr_of_mut!(bindings::ftrace_bug_type).write(bug as bindings::ftrace_bug_type)
-    };
-}
-
 /// An ops the C caller keeps live for the length of its call into the
 /// core (`'c`), whatever locks are held: the entry points validate the
 /// pointer once into this handle, and [`CallOps::locked()`] turns it into
@@ -369,7 +219,6 @@ crate::kside::abi::lowered_as!(
     CallOps<'static> => *mut bindings::ftrace_ops,
     Ops<'static> => *mut bindings::ftrace_ops,
     ListOps<'static> => *mut bindings::ftrace_ops,
-    Rec<'static> => *mut bindings::dyn_ftrace,
 );
 
 impl<'c> CallOps<'c> {

@@ -21,10 +21,10 @@ mod tests {
         kside::env::{
             c_account,
             c_decision,
-            Ops,
-            Rec, //
+            Ops, //
         },
         kside::lock::FtraceLocked,
+        kside::record::Rec,
         rfcore::{
             account::AccountError,
             arch::x86::{
@@ -192,9 +192,9 @@ mod tests {
         // ends the test without unwinding, and the lock would stay taken.
         let seen = FtraceLocked::with(|lock| {
             with_table_record(lock, 1, |rec| {
-                let tested = crate::kside::env::ftrace_test_record(rec, true);
+                let tested = crate::kside::record::ftrace_test_record(rec, true);
                 let untouched = rec.flags().raw();
-                let updated = crate::kside::env::ftrace_update_record(rec, true);
+                let updated = crate::kside::record::ftrace_update_record(rec, true);
                 (tested, untouched, updated, rec.flags().raw())
             })
         });
@@ -281,7 +281,7 @@ mod tests {
                         // The kernel's entry point reaches Rust (for a record
                         // of the table in the same state).
                         let same = with_table_record(lock, rec.flags().raw(), |rec| {
-                            let via_c = crate::kside::env::ftrace_get_addr_new(rec);
+                            let via_c = crate::kside::record::ftrace_get_addr_new(rec);
                             crate::kside::abi::word(via_c)
                                 == crate::kside::env::select_addr(rec, true)
                         });
@@ -700,8 +700,8 @@ fn wrong_bytes_are_refused() -> Option<u32> {
             make_call,
             make_nop, //
         },
-        kside::env::Rec,
         kside::module::Module, //
+        kside::record::Rec,
     };
     use kernel::{
         bindings,
@@ -754,8 +754,8 @@ fn wrong_bytes_are_refused() -> Option<u32> {
             make_call,
             make_nop, //
         },
-        kside::env::Rec,
         kside::module::Module,
+        kside::record::Rec,
         rfcore::arch::arm64::MOV_X9_LR, //
     };
     use kernel::{
@@ -827,8 +827,8 @@ fn wrong_bytes_are_refused() -> Option<u32> {
             KernelArch,
             Native, //
         },
-        kside::env::Rec,
         kside::module::Module,
+        kside::record::Rec,
         rfcore::{
             arch::riscv64::{
                 fixed_auipc,

@@ -19,6 +19,7 @@ mod kunit;
 pub(crate) mod lock;
 pub(crate) mod module;
 pub(crate) mod pages;
+pub(crate) mod record;
 pub(crate) mod registry;
 pub(crate) mod shim;
 pub(crate) mod siteset;

@@ -48,9 +48,9 @@ use crate::{
         c_word,
         word, //
     },
-    kside::env::Rec,
     kside::lock::FtraceLocked,
     kside::module::Module,
+    kside::record::Rec,
     rfcore::{
         pages::{
             self,

@@ -32,15 +32,17 @@ use kernel::{
 use crate::{
     kside::env::{
         report_problem,
-        set_bug_type,
         KernelCallers,
-        KernelOpsList,
-        Rec, //
+        KernelOpsList, //
     },
     kside::lock::FtraceLocked,
     kside::pages::{
         self,
         Group, //
+    },
+    kside::record::{
+        set_bug_type,
+        Rec, //
     },
     kside::stats::{
         shadow_diff,

@@ -10,10 +10,10 @@
 use kernel::ffi::c_int;
 
 use crate::{
-    kside::env::Rec,
     kside::lock::FtraceLocked,
     kside::module::Module,
     kside::pages::Group,
+    kside::record::Rec,
     kside::update,
     rfcore::flags::RecFlags,
     rfcore::update::{
