@@ -4,9 +4,9 @@
 //! that a Rust prototype using them is the C one, and the core's 64-bit
 //! word as a C `unsigned long` ([`word()`], [`c_word()`]).
 //!
-//! A view ([`HashRef`], [`Lent`], `env::CallOps`, `module::Module`,
+//! A view ([`HashRef`], [`Lent`], `ops::CallOps`, `module::Module`,
 //! `pages::Group`, `registry::Deferred`, and the handles that borrow a
-//! lock proof, `record::Rec`, `env::Ops`, `env::ListOps`) is
+//! lock proof, `record::Rec`, `ops::Ops`, `ops::ListOps`) is
 //! `#[repr(transparent)]` over a pointer, so an entry point can take one
 //! where its C prototype in `include/rftrace.h` has that pointer, and a C
 //! function declared `safe` (`kside::shim`, or beside the view) can take

@@ -11,7 +11,7 @@ use kernel::{
 };
 
 use crate::{
-    kside::env::{
+    kside::ops::{
         KernelOthers,
         Ops, //
     },
@@ -62,7 +62,7 @@ impl<'a> Accounting<'a> {
         Accounting {
             ops,
             props: ops.props(),
-            mode: crate::kside::env::call_ops_mode(),
+            mode: crate::kside::ops::call_ops_mode(),
             inc,
             accounted: 0,
             survivor_rule: 0,

@@ -64,15 +64,15 @@ use crate::{
         c_word,
         HashRef, //
     },
-    kside::env::{
-        CallOps,
-        DirectOps, //
-    },
     kside::filter::KHash,
     kside::ipmodify,
     kside::lock::{
         DirectLocked,
         FtraceLocked, //
+    },
+    kside::ops::{
+        CallOps,
+        DirectOps, //
     },
     kside::registry,
     kside::shim,
@@ -123,7 +123,7 @@ fn errno(r: Refusal) -> Error {
 //   or under `direct_mutex`: every access is atomic or excluded.
 //
 // The lint looks through the views' pointers into the C structs (as in
-// `kside::env`); only pointers cross.
+// `kside::ops`); only pointers cross.
 #[allow(improper_ctypes)]
 unsafe extern "C" {
     /// Where the direct-functions table is published.
@@ -599,8 +599,8 @@ mod stub {
 
     use crate::kside::{
         abi::HashRef,
-        env::DirectOps,
         lock::DirectLocked, //
+        ops::DirectOps,
     };
 
     /// One of C's static stub ops, set up by the C call that returned it
@@ -637,7 +637,7 @@ mod stub {
     //   live by stopping the stub before it returns.
     //
     // The lint looks through the views' pointers into the C structs (as
-    // in `kside::env`); only pointers cross.
+    // in `kside::ops`); only pointers cross.
     #[allow(improper_ctypes)]
     unsafe extern "C" {
         safe fn ftrace_c_direct_tmp_ops<'d>(ops: DirectOps<'d>, addr: c_ulong) -> StubOps<'d>;

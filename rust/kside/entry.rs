@@ -51,10 +51,6 @@ use crate::{
         HashRef,
         Lent, //
     },
-    kside::env::{
-        CallOps,
-        Ops, //
-    },
     kside::filter::change,
     kside::filter::{
         self,
@@ -66,6 +62,10 @@ use crate::{
         FtraceLocked, //
     },
     kside::module::Module,
+    kside::ops::{
+        CallOps,
+        Ops, //
+    },
     kside::pages::{
         self,
         to_c, //

@@ -47,8 +47,8 @@ use crate::{
         c_word,
         HashRef, //
     },
-    kside::env::Ops,
     kside::lock::FtraceLocked,
+    kside::ops::Ops,
     kside::shim,
     kside::stats::{
         bump,

@@ -26,9 +26,9 @@ use kernel::{
 };
 
 use crate::{
-    kside::env::Ops,
     kside::filter::KHash,
     kside::lock::FtraceLocked,
+    kside::ops::Ops,
     kside::pages,
     kside::stats::{
         bump,

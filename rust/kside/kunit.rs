@@ -20,10 +20,10 @@ mod tests {
     use crate::{
         kside::env::{
             c_account,
-            c_decision,
-            Ops, //
+            c_decision, //
         },
         kside::lock::FtraceLocked,
+        kside::ops::Ops,
         kside::record::Rec,
         rfcore::{
             account::AccountError,
@@ -127,7 +127,7 @@ mod tests {
                                 };
                                 let rec = Rec::from_mut(&mut rec, lock);
                                 let before = rec.flags();
-                                let mut others = crate::kside::env::KernelOthers::new(rec, ops);
+                                let mut others = crate::kside::ops::KernelOthers::new(rec, ops);
                                 let rust = if inc {
                                     crate::rfcore::account::add(before, ops.props(), mode)
                                 } else {

@@ -22,7 +22,7 @@
 //! releases the mutex while a proof lives, and releasing it takes an
 //! `unsafe` call of the mutex's C function. The reference's lifetime is
 //! the closure call's, so a proof cannot be kept past it. Every handle on
-//! a record or an ops (`kside::record::Rec`, `kside::env::Ops`, ...)
+//! a record or an ops (`kside::record::Rec`, `kside::ops::Ops`, ...)
 //! borrows such a reference, so no handle outlives the lock either.
 //!
 //! A leaf module with `unsafe` code: the C calls that take, release and

@@ -18,6 +18,7 @@ pub(crate) mod ipmodify;
 mod kunit;
 pub(crate) mod lock;
 pub(crate) mod module;
+pub(crate) mod ops;
 pub(crate) mod pages;
 pub(crate) mod record;
 pub(crate) mod registry;

@@ -36,7 +36,13 @@ use kernel::{
 };
 
 use crate::{
-    kside::env::{
+    kside::filter::KHash,
+    kside::ipmodify,
+    kside::lock::{
+        FtraceCell,
+        FtraceLocked, //
+    },
+    kside::ops::{
         first_ops,
         list_end,
         next_ops,
@@ -46,12 +52,6 @@ use crate::{
         set_next,
         set_removed_ops,
         Ops, //
-    },
-    kside::filter::KHash,
-    kside::ipmodify,
-    kside::lock::{
-        FtraceCell,
-        FtraceLocked, //
     },
     kside::pages,
     kside::siteset,

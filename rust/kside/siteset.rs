@@ -42,12 +42,12 @@ use kernel::{
 };
 
 use super::{
-    env::Ops,
     lock::{
         FtraceLocked,
         FtraceState, //
     },
     module::Module,
+    ops::Ops,
 };
 use crate::rfcore::siteset::{
     layout,
@@ -302,10 +302,10 @@ fn with<R>(lock: &FtraceLocked, f: impl FnOnce(&mut Sites<KMem>) -> R) -> Option
 
 /// An accounting walk of `ops` (`inc`: adding it) starts.
 pub(crate) fn begin_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) {
-    let mut list = super::env::first_ops(lock);
+    let mut list = super::ops::first_ops(lock);
     let order = core::iter::from_fn(|| {
         let op = list?;
-        list = super::env::next_ops(op, lock);
+        list = super::ops::next_ops(op, lock);
         Some(op.as_ptr() as usize)
     });
     with(lock, |s| s.begin_walk(ops.as_ptr() as usize, inc, order));

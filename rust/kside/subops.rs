@@ -29,7 +29,6 @@ use kernel::{
 };
 
 use crate::{
-    kside::env::Ops,
     kside::filter::change,
     kside::filter::{
         manager_hashes,
@@ -37,6 +36,7 @@ use crate::{
         KHash, //
     },
     kside::lock::FtraceLocked,
+    kside::ops::Ops,
     kside::registry,
     kside::stats::{
         bump,
@@ -121,7 +121,7 @@ pub(crate) fn startup(
     if registry::disabled(lock) {
         return Err(ENODEV);
     }
-    crate::kside::env::ftrace_c_subops_prepare(manager, subops);
+    crate::kside::ops::ftrace_c_subops_prepare(manager, subops);
     if kernel::warn_on!(subops.flags() & ops_fl::ENABLED != 0) {
         return Err(EBUSY);
     }

@@ -32,10 +32,10 @@ use kernel::{
 use crate::{
     kside::env::{
         report_problem,
-        KernelCallers,
-        KernelOpsList, //
+        KernelCallers, //
     },
     kside::lock::FtraceLocked,
+    kside::ops::KernelOpsList,
     kside::pages::{
         self,
         Group, //
@@ -387,7 +387,7 @@ pub(crate) fn consistency(lock: &FtraceLocked) {
     }
     let mut want: KVVec<usize> = KVVec::new();
     let mut got: KVVec<usize> = KVVec::new();
-    let mode = crate::kside::env::call_ops_mode();
+    let mode = crate::kside::ops::call_ops_mode();
     let mut recs = KernelRecords::new(lock);
     let mut list = KernelOpsList::new(lock);
     let mut at = recs.first();

@@ -32,11 +32,7 @@ use crate::{
             HashRef,
             Lent, //
         },
-        env::{
-            self,
-            CallOps,
-            Ops, //
-        },
+        env,
         filter::{
             Fresh,
             HashSlot,
@@ -46,6 +42,11 @@ use crate::{
             FtraceLocked,
             FtraceMutex,
             Witness, //
+        },
+        ops::{
+            self,
+            CallOps,
+            Ops, //
         },
         pages::Group,
     },
@@ -158,8 +159,8 @@ fn lock_only_c_unguarded() {
 // A direct ops under direct_mutex is a view only `CallOps::direct()`
 // makes, with the proof.
 #[cfg(misuse_late)]
-fn direct_ops_forged() -> env::DirectOps<'static> {
-    env::DirectOps {
+fn direct_ops_forged() -> ops::DirectOps<'static> {
+    ops::DirectOps {
         ptr: NonNull::dangling(),
         _lock: PhantomData,
     }
@@ -169,6 +170,6 @@ fn direct_ops_forged() -> env::DirectOps<'static> {
 // The direct-call stub is registered only inside `with_stub()`, which
 // stops it before the hash it reads can go.
 #[cfg(not(misuse_late))]
-fn stub_outside_scope(ops: env::DirectOps<'static>) {
+fn stub_outside_scope(ops: ops::DirectOps<'static>) {
     crate::kside::direct::stub::of_direct(ops, 0);
 }

@@ -30,13 +30,13 @@ use kernel::{
 };
 
 use crate::{
-    kside::env::Ops,
     kside::filter::{
         HashSlot,
         KHash, //
     },
     kside::ipmodify,
     kside::lock::FtraceLocked,
+    kside::ops::Ops,
     kside::registry,
     kside::stats::{
         bump,
@@ -122,7 +122,7 @@ pub(crate) fn run_modify_code(ops: Ops<'_>, command: c_int, old: OldHashes, lock
 
 /// What a filter change needs to know of `op`.
 fn sharing(op: Ops<'_>) -> Sharing {
-    let global_hash = crate::kside::env::ftrace_c_shares_global_hash(op);
+    let global_hash = crate::kside::ops::ftrace_c_shares_global_hash(op);
     Sharing {
         enabled: op.flags() & crate::rfcore::registry::ops_fl::ENABLED != 0,
         global_hash,
