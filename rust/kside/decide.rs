@@ -142,7 +142,7 @@ impl Drop for Accounting<'_> {
 /// check against the kernel's C choice. Used by the update drivers and the
 /// C entry points alike.
 pub(crate) fn choose_target(rec: Rec<'_>, new: bool) -> u64 {
-    let addr = crate::kside::env::select_addr(rec, new);
+    let addr = crate::kside::select::select_addr(rec, new);
     STATS.selected.add(1, Relaxed);
     if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
         let c = crate::kside::env::c_select_addr(rec, new);
@@ -164,7 +164,8 @@ pub(crate) fn choose_target(rec: Rec<'_>, new: bool) -> u64 {
 /// `ftrace_find_unique_ops()`: the single ops whose filter covers the
 /// site, or null, with the shadow check.
 pub(crate) fn find_unique_ops(rec: Rec<'_>) -> *mut bindings::ftrace_ops {
-    let (rust, c) = crate::kside::env::unique_ops(rec);
+    let rust = crate::kside::select::unique_ops(rec);
+    let c = crate::kside::env::unique_ops(rec, rust);
     if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
         STATS.shadow_checks.add(1, Relaxed);
         if rust != c {

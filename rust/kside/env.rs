@@ -22,19 +22,9 @@ use crate::{
         word, //
     },
     kside::lock::FtraceLocked,
-    kside::ops::{
-        KernelOpsList,
-        Ops, //
-    },
+    kside::ops::Ops,
     kside::record::Rec,
-    rfcore::{
-        flags::RecFlags,
-        select::{
-            self,
-            Callers,
-            Problem, //
-        },
-    }, //
+    rfcore::flags::RecFlags, //
 };
 
 // Why they are `safe`: each function is defined by the C shim
@@ -58,17 +48,10 @@ unsafe extern "C" {
         ops: Ops<'_>,
         inc: bool,
     ) -> bool;
-    /// Reports a broken invariant met while choosing `rec`'s target (a
-    /// warning; for a missing trampoline, ftrace stops).
-    pub(crate) safe fn rftrace_shim_select_problem(rec: Rec<'_>, problem: c_int, new: bool);
     /// 7.2's choice of the address `rec` is to call.
     pub(crate) safe fn ftrace_c_get_addr_new(rec: Rec<'_>) -> c_ulong;
     /// 7.2's choice of the address `rec` calls now.
     pub(crate) safe fn ftrace_c_get_addr_curr(rec: Rec<'_>) -> c_ulong;
-    /// The target the direct-functions table gives `ip`, 0 for none
-    /// (`ftrace_find_rec_direct()`, which reads the table with preemption
-    /// disabled, so the table it reads is not freed under it).
-    pub(crate) safe fn rftrace_shim_direct(ip: c_ulong) -> c_ulong;
     /// 7.2's single ops on `rec`, or null.
     pub(crate) safe fn ftrace_c_find_unique_ops(rec: Rec<'_>) -> *mut bindings::ftrace_ops;
 }
@@ -79,11 +62,6 @@ crate::kside::abi::same_prototype!(
     fn(&'static mut bindings::dyn_ftrace, Ops<'static>, bool) -> bool
 );
 crate::kside::abi::same_prototype!(
-    bindings::rftrace_shim_select_problem,
-    rftrace_shim_select_problem,
-    fn(Rec<'static>, c_int, bool) -> ()
-);
-crate::kside::abi::same_prototype!(
     bindings::ftrace_c_get_addr_new,
     ftrace_c_get_addr_new,
     fn(Rec<'static>) -> c_ulong
@@ -92,11 +70,6 @@ crate::kside::abi::same_prototype!(
     bindings::ftrace_c_get_addr_curr,
     ftrace_c_get_addr_curr,
     fn(Rec<'static>) -> c_ulong
-);
-crate::kside::abi::same_prototype!(
-    bindings::rftrace_shim_direct,
-    rftrace_shim_direct,
-    fn(c_ulong) -> c_ulong
 );
 crate::kside::abi::same_prototype!(
     bindings::ftrace_c_find_unique_ops,
@@ -138,56 +111,6 @@ pub(crate) fn kill(_lock: &FtraceLocked) {
     crate::kside::shim::ftrace_kill();
 }
 
-/// The kernel's shared callers and direct functions table.
-pub(crate) struct KernelCallers;
-
-/// The address of the shared ftrace caller (`FTRACE_ADDR`), or with `regs`
-/// of the one that saves all registers (`FTRACE_REGS_ADDR`).
-pub(crate) fn shared_caller(regs: bool) -> u64 {
-    word(crate::kside::shim::rftrace_shim_caller(regs))
-}
-
-impl Callers for KernelCallers {
-    fn caller(&self) -> u64 {
-        shared_caller(false)
-    }
-
-    fn regs_caller(&self) -> u64 {
-        shared_caller(true)
-    }
-
-    fn direct(&mut self, ip: u64) -> u64 {
-        word(rftrace_shim_direct(c_word(ip)))
-    }
-}
-
-/// Reports a broken invariant met while choosing a target, as the C core
-/// reports it.
-pub(crate) fn report_problem(rec: Rec<'_>, problem: Problem, new: bool) {
-    let code = match problem {
-        Problem::NoDirect => bindings::RFTRACE_PROBLEM_NO_DIRECT,
-        Problem::NoTrampoline => bindings::RFTRACE_PROBLEM_NO_TRAMPOLINE,
-    };
-    let code = c_int::try_from(code).unwrap_or(0);
-    rftrace_shim_select_problem(rec, code, new);
-}
-
-/// The address `rec` is to call (`new`) or calls now, chosen by
-/// [`select`]; a broken invariant is reported as the C core reports it.
-pub(crate) fn select_addr(rec: Rec<'_>, new: bool) -> u64 {
-    let mut list = KernelOpsList::new(rec.lock());
-    let mut callers = KernelCallers;
-    let choice = if new {
-        select::addr_new(&mut list, &mut callers, rec.ip(), rec.flags())
-    } else {
-        select::addr_curr(&mut list, &mut callers, rec.ip(), rec.flags())
-    };
-    if let Some(problem) = choice.problem {
-        report_problem(rec, problem, new);
-    }
-    choice.addr
-}
-
 /// The kernel's C choice, for the shadow mode and KUnit.
 pub(crate) fn c_select_addr(rec: Rec<'_>, new: bool) -> u64 {
     word(if new {
@@ -197,17 +120,18 @@ pub(crate) fn c_select_addr(rec: Rec<'_>, new: bool) -> u64 {
     })
 }
 
-/// The single ops on `rec` (`ftrace_find_unique_ops()`), by Rust and by C.
-pub(crate) fn unique_ops(rec: Rec<'_>) -> (*mut bindings::ftrace_ops, *mut bindings::ftrace_ops) {
-    let mut list = KernelOpsList::new(rec.lock());
-    let rust =
-        select::unique_ops(&mut list, rec.ip()).map_or(core::ptr::null_mut(), |o| o.as_ptr());
-    let c = if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
+/// The single ops on `rec` (`ftrace_find_unique_ops()`) by C, for the
+/// shadow mode; without it, `rust` (the answer by Rust,
+/// `select::unique_ops()`).
+pub(crate) fn unique_ops(
+    rec: Rec<'_>,
+    rust: *mut bindings::ftrace_ops,
+) -> *mut bindings::ftrace_ops {
+    if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
         c_unique_ops(rec)
     } else {
         rust
-    };
-    (rust, c)
+    }
 }
 
 /// The kernel's C answer to `ftrace_find_unique_ops()` on `rec`.

@@ -272,7 +272,7 @@ mod tests {
                         };
                         let rec = Rec::from_mut(&mut rec, lock);
                         for new in [false, true] {
-                            let rust = crate::kside::env::select_addr(rec, new);
+                            let rust = crate::kside::select::select_addr(rec, new);
                             checked += 1;
                             if rust != crate::kside::env::c_select_addr(rec, new) {
                                 differ += 1;
@@ -283,7 +283,7 @@ mod tests {
                         let same = with_table_record(lock, rec.flags().raw(), |rec| {
                             let via_c = crate::kside::record::ftrace_get_addr_new(rec);
                             crate::kside::abi::word(via_c)
-                                == crate::kside::env::select_addr(rec, true)
+                                == crate::kside::select::select_addr(rec, true)
                         });
                         if same != Some(true) {
                             via_c_differ += 1;
@@ -868,7 +868,7 @@ fn wrong_bytes_are_refused() -> Option<u32> {
         slot: Atomic::new(0),
     };
     let ip = core::ptr::from_ref(&SITE.slot) as usize;
-    let caller = crate::kside::env::shared_caller(false);
+    let caller = crate::kside::select::shared_caller(false);
     // Kernel data is within the reach of ftrace_caller.
     let auipc = fixed_auipc(ip as u64, caller);
     if auipc.is_err() {
@@ -1029,7 +1029,7 @@ fn batch_direct_cases() -> Option<u32> {
     }
     // The target the direct-functions table gives a function
     // (`ftrace_find_rec_direct()`).
-    let direct = |ip: usize| crate::kside::env::rftrace_shim_direct(ip as c_ulong) as usize;
+    let direct = |ip: usize| crate::kside::select::rftrace_shim_direct(ip as c_ulong) as usize;
     let (Some(a1), Some(a2), Some(b2), Some(empty)) = (
         BatchHash::of(&[(a, t1)]),
         BatchHash::of(&[(a, t2)]),

@@ -22,6 +22,7 @@ pub(crate) mod ops;
 pub(crate) mod pages;
 pub(crate) mod record;
 pub(crate) mod registry;
+pub(crate) mod select;
 pub(crate) mod shim;
 pub(crate) mod siteset;
 pub(crate) mod stats;

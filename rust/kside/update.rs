@@ -30,10 +30,6 @@ use kernel::{
 };
 
 use crate::{
-    kside::env::{
-        report_problem,
-        KernelCallers, //
-    },
     kside::lock::FtraceLocked,
     kside::ops::KernelOpsList,
     kside::pages::{
@@ -43,6 +39,10 @@ use crate::{
     kside::record::{
         set_bug_type,
         Rec, //
+    },
+    kside::select::{
+        report_problem,
+        KernelCallers, //
     },
     kside::stats::{
         shadow_diff,

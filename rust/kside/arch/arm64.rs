@@ -28,9 +28,9 @@ use crate::{
             KernelArch, //
         }, //
     },
-    kside::env::shared_caller,
     kside::lock::FtraceLocked,
     kside::module::Module,
+    kside::select::shared_caller,
     rfcore::{
         arch::arm64::{
             call_site,

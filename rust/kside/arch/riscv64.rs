@@ -39,12 +39,12 @@ use crate::{
             KernelArch, //
         }, //
     },
-    kside::env::shared_caller,
     kside::lock::{
         FtraceLocked,
         TextLocked, //
     },
     kside::module::Module,
+    kside::select::shared_caller,
     rfcore::{
         arch::riscv64::{
             call_site,
