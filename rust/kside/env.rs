@@ -106,11 +106,6 @@ pub(crate) fn c_decision(
     (verdict, RecFlags::from_raw(word(copy.flags)))
 }
 
-/// `ftrace_kill()`: stops every update until reboot.
-pub(crate) fn kill(_lock: &FtraceLocked) {
-    crate::kside::shim::ftrace_kill();
-}
-
 /// The kernel's C choice, for the shadow mode and KUnit.
 pub(crate) fn c_select_addr(rec: Rec<'_>, new: bool) -> u64 {
     word(if new {

@@ -179,7 +179,7 @@ fn walk(
                 // ops; warn, stop ftrace, and still ask.
                 if warn {
                     kernel::warn_on!(true);
-                    crate::kside::env::kill(lock);
+                    crate::kside::under_lock::kill(lock);
                 }
                 match asks {
                     Asks::Now => share_answer(ops.share_ipmodify_self(ip))?,

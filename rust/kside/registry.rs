@@ -291,7 +291,7 @@ pub(crate) fn startup(ops: Ops<'_>, command: c_int, lock: &FtraceLocked) -> Resu
             // A reference count overflow, already logged: as 7.2's
             // FTRACE_WARN_ON(), warn and stop ftrace.
             kernel::warn_on!(true);
-            crate::kside::env::kill(lock);
+            crate::kside::under_lock::kill(lock);
         }
     }
     crate::kside::under_lock::startup_enable(lock, command);
@@ -379,7 +379,7 @@ impl<'a> Leaving<'a> {
             Err(()) => {
                 // An underflow, already logged: as 7.2's FTRACE_WARN_ON().
                 kernel::warn_on!(true);
-                crate::kside::env::kill(self.lock);
+                crate::kside::under_lock::kill(self.lock);
                 false
             }
         };
@@ -450,7 +450,7 @@ fn sweep(lock: &FtraceLocked) {
             kernel::warn_on!(true);
             warned = true;
         }
-        crate::kside::env::kill(lock);
+        crate::kside::under_lock::kill(lock);
         kernel::pr_warn!("  {:#x} flags:{:#x}\n", rec.ip(), rec.flags().raw());
     }
 }

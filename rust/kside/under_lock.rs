@@ -137,6 +137,11 @@ pub(crate) fn check_record(
     ftrace_c_check_record(rec, enable, true)
 }
 
+/// `ftrace_kill()`: stops every update until reboot.
+pub(crate) fn kill(_lock: &FtraceLocked) {
+    crate::kside::shim::ftrace_kill();
+}
+
 /// Whether the text is live for the update pass (x86's arch prepare hook
 /// ran).
 #[cfg(CONFIG_X86)]

@@ -137,7 +137,7 @@ fn walk_all(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) {
     for op in rewalked(&links, ops, sharing) {
         if registry::account_walk(op, inc, lock).is_err() {
             kernel::warn_on!(true);
-            crate::kside::env::kill(lock);
+            crate::kside::under_lock::kill(lock);
         }
     }
 }
