@@ -13,11 +13,13 @@
 //! with the host test crate. The kernel side is [`kside`]: `entry` holds
 //! every function C calls (the only `#[no_mangle]` items, checked against
 //! the bindgen'd `include/rftrace.h`); `lock` the lock proofs that every
-//! record and ops handle borrows; `env` the handles, the ops-list walk and
-//! the call-site list; `records` the record table; `pass` the kernel side
-//! of the one update pass and its shadow comparator; `decide` what the
-//! core decides about one record; `stats` the counters. [`karch`] holds
-//! what differs per architecture (`x86`, `arm64`, `riscv64`).
+//! record and ops handle borrows; `record`, `ops` and `module` the handles
+//! (`ops` with the ops-list walk); `table` the call-site list; `shadow` the
+//! kernel's C logic the shadow mode compares with; `records` the record
+//! table; `pass` the kernel side of the one update pass and its shadow
+//! comparator; `decide` what the core decides about one record; `stats`
+//! the counters. [`karch`] holds what differs per architecture (`x86`,
+//! `arm64`, `riscv64`).
 
 pub mod rfcore;
 

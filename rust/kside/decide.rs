@@ -89,7 +89,7 @@ impl<'a> Accounting<'a> {
             self.survivor_rule = self.survivor_rule.saturating_add(1);
         }
         if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-            let (c_ok, c_flags) = crate::kside::env::c_account(rec, self.ops, self.inc);
+            let (c_ok, c_flags) = crate::kside::shadow::c_account(rec, self.ops, self.inc);
             STATS.shadow_checks.add(1, Relaxed);
             let same = match result {
                 Ok(flags) => c_ok && c_flags == flags,
@@ -145,7 +145,7 @@ pub(crate) fn choose_target(rec: Rec<'_>, new: bool) -> u64 {
     let addr = crate::kside::select::select_addr(rec, new);
     STATS.selected.add(1, Relaxed);
     if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-        let c = crate::kside::env::c_select_addr(rec, new);
+        let c = crate::kside::shadow::c_select_addr(rec, new);
         STATS.shadow_checks.add(1, Relaxed);
         if c != addr {
             shadow_diff(format_args!(
@@ -165,7 +165,7 @@ pub(crate) fn choose_target(rec: Rec<'_>, new: bool) -> u64 {
 /// site, or null, with the shadow check.
 pub(crate) fn find_unique_ops(rec: Rec<'_>) -> *mut bindings::ftrace_ops {
     let rust = crate::kside::select::unique_ops(rec);
-    let c = crate::kside::env::unique_ops(rec, rust);
+    let c = crate::kside::shadow::unique_ops(rec, rust);
     if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
         STATS.shadow_checks.add(1, Relaxed);
         if rust != c {

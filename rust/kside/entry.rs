@@ -314,7 +314,7 @@ pub(crate) extern "C" fn rftrace_lookup_rec(
     let rcu = rcu::read_lock();
     let rec = pages::lookup(s, e, &rcu);
     if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-        let c = crate::kside::env::c_lookup_rec(s, e, &rcu);
+        let c = crate::kside::shadow::c_lookup_rec(s, e, &rcu);
         STATS.shadow_checks.add(1, Relaxed);
         let same = if s == e {
             c == rec
@@ -411,7 +411,7 @@ pub(crate) unsafe extern "C" fn rftrace_remove_range(
             unsafe { pages::remove_range(head.cast(), tail.cast(), s, e, each, data, lock) };
         crate::kside::siteset::forget_range(s, e, lock);
         if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) && s <= e {
-            let left = crate::kside::env::c_lookup_rec(s, e, &rcu::read_lock());
+            let left = crate::kside::shadow::c_lookup_rec(s, e, &rcu::read_lock());
             STATS.shadow_checks.add(1, Relaxed);
             if !left.is_null() {
                 shadow_diff(format_args!(

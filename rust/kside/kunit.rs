@@ -18,13 +18,13 @@ mod tests {
     };
 
     use crate::{
-        kside::env::{
-            c_account,
-            c_decision, //
-        },
         kside::lock::FtraceLocked,
         kside::ops::Ops,
         kside::record::Rec,
+        kside::shadow::{
+            c_account,
+            c_decision, //
+        },
         rfcore::{
             account::AccountError,
             arch::x86::{
@@ -274,7 +274,7 @@ mod tests {
                         for new in [false, true] {
                             let rust = crate::kside::select::select_addr(rec, new);
                             checked += 1;
-                            if rust != crate::kside::env::c_select_addr(rec, new) {
+                            if rust != crate::kside::shadow::c_select_addr(rec, new) {
                                 differ += 1;
                             }
                         }
@@ -371,7 +371,7 @@ mod tests {
                     (ip - 2, ip + 2),
                 ] {
                     let rust = lookup_from(head, s, e);
-                    let c = crate::kside::env::c_lookup_rec(s, e, &rcu);
+                    let c = crate::kside::shadow::c_lookup_rec(s, e, &rcu);
                     let same = if s == e {
                         rust == c
                     } else {
@@ -538,8 +538,8 @@ mod tests {
             let facts = Facts {
                 ip: rec.ip(),
                 flags: rec.flags(),
-                new: Some(crate::kside::env::c_select_addr(rec, true)),
-                curr: Some(crate::kside::env::c_select_addr(rec, false)),
+                new: Some(crate::kside::shadow::c_select_addr(rec, true)),
+                curr: Some(crate::kside::shadow::c_select_addr(rec, false)),
                 unique: None,
                 set: None,
             };

@@ -11,7 +11,6 @@ pub(crate) mod decide;
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 pub(crate) mod direct;
 pub(crate) mod entry;
-pub(crate) mod env;
 pub(crate) mod filter;
 pub(crate) mod ipmodify;
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
@@ -23,6 +22,7 @@ pub(crate) mod pages;
 pub(crate) mod record;
 pub(crate) mod registry;
 pub(crate) mod select;
+pub(crate) mod shadow;
 pub(crate) mod shim;
 pub(crate) mod siteset;
 pub(crate) mod stats;

@@ -331,13 +331,13 @@ pub(crate) fn compare(
     if let Some(f) = facts {
         let new_differs = f
             .new
-            .is_some_and(|new| new != crate::kside::env::c_select_addr(rec, true));
+            .is_some_and(|new| new != crate::kside::shadow::c_select_addr(rec, true));
         let curr_differs = f
             .curr
-            .is_some_and(|curr| curr != crate::kside::env::c_select_addr(rec, false));
+            .is_some_and(|curr| curr != crate::kside::shadow::c_select_addr(rec, false));
         d.targets = new_differs || curr_differs;
         if let Some(unique) = f.unique {
-            let c = crate::kside::env::c_unique_ops(rec);
+            let c = crate::kside::shadow::c_unique_ops(rec);
             d.unique = c as usize as u64 != unique;
         }
     }

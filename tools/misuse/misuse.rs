@@ -32,7 +32,6 @@ use crate::{
             HashRef,
             Lent, //
         },
-        env,
         filter::{
             Fresh,
             HashSlot,
@@ -49,6 +48,7 @@ use crate::{
             Ops, //
         },
         pages::Group,
+        shadow, //
     },
     rfcore::{
         flags::RecFlags,
@@ -89,7 +89,7 @@ fn installed_escapes<'s>(new: Fresh<'_>, slot: &HashSlot<'s>) -> Installed<'stat
 // Hole 4: the C decision writes ftrace_bug_type, which needs ftrace_lock.
 #[cfg(not(misuse_late))]
 fn decision_unlocked() {
-    let _ = env::c_decision(0, RecFlags::from_raw(0), true);
+    let _ = shadow::c_decision(0, RecFlags::from_raw(0), true);
 }
 
 // misuse: group-writes: E0624

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The kernel side of the core, common to the architectures: raw record
-//! and ops access, the ops-list walk, the call-site list, and the kernel's
-//! C logic for the shadow mode.
+//! The kernel's C logic, which the shadow mode (and KUnit) compares the
+//! core's answers with: C's decision on a record ([`c_decision()`],
+//! [`Rec::c_decision()`]), its choice of a record's target
+//! ([`c_select_addr()`]), its single ops on a record ([`c_unique_ops()`];
+//! [`unique_ops()`] is the C half of `ftrace_find_unique_ops()`), its
+//! accounting ([`c_account()`]) and its lookup of a record
+//! ([`c_lookup_rec()`]).
 //!
-//! A leaf module with `unsafe` code, like the per-architecture ones
-//! (`kside/arch/`) and the C entry points in `kside/entry.rs`. Everything above
-//! them works on values.
+//! A leaf module with `unsafe` code: the C lookup's call and the foreign
+//! declarations.
 
 use kernel::{
     bindings,
@@ -27,13 +30,12 @@ use crate::{
     rfcore::flags::RecFlags, //
 };
 
-// Why they are `safe`: each function is defined by the C shim
-// (`c/rftrace_shim*.c`) or by the patched `kernel/trace/ftrace.c` with exactly
-// this prototype (checked against bindgen's below), and asks nothing but what
-// its arguments' types prove: it reads the ops an `Ops` or `ListOps` proves
-// live (and, under the `ftrace_lock` the handle proves held, the ops list and
-// the ops' hashes), reads the module a `Module` proves alive (or nothing, for
-// the core kernel), and writes only what its `&mut` arguments lend.
+// Why they are `safe`: each function is defined by the patched
+// `kernel/trace/ftrace.c` with exactly this prototype (checked against
+// bindgen's below), and asks nothing but what its arguments' types prove:
+// it reads the ops an `Ops` proves live and the record a `Rec` proves live
+// (and, under the `ftrace_lock` the handle proves held, the ops list and
+// the ops' hashes), and writes only what its `&mut` argument lends.
 //
 // The lint looks through the views' pointers into the C structs, some of
 // which hold an empty arch placeholder (`dyn_arch_ftrace` on x86_64, as in
@@ -117,7 +119,7 @@ pub(crate) fn c_select_addr(rec: Rec<'_>, new: bool) -> u64 {
 
 /// The single ops on `rec` (`ftrace_find_unique_ops()`) by C, for the
 /// shadow mode; without it, `rust` (the answer by Rust,
-/// `select::unique_ops()`).
+/// `kside::select::unique_ops()`).
 pub(crate) fn unique_ops(
     rec: Rec<'_>,
     rust: *mut bindings::ftrace_ops,
