@@ -3,23 +3,21 @@
 //! Dynamic ftrace core in Rust.
 //!
 //! Built into the kernel as `kernel/trace/rftrace/` when
-//! `CONFIG_FTRACE_RUST_CORE=y`. The kernel's `kernel/trace/ftrace.c` keeps the
-//! ops registry, hashes and tracefs; it asks this crate what each call-site
-//! record needs (`ftrace_update_record()`, `ftrace_test_record()`) and has it
-//! drive the text changes (`__ftrace_replace_code()` and the x86 hooks, via
-//! the C shim in `c/rftrace_shim.c`).
+//! `CONFIG_FTRACE_RUST_CORE=y`, it owns what the C functions of
+//! `kernel/trace/ftrace.c` own otherwise: the `ftrace_ops` registry
+//! (registering, the ops list, start-up and shut-down, filter changes,
+//! sub-ops, IPMODIFY claims, direct calls), the call-site records and
+//! their table, trampoline selection, the per-site ops sets and the
+//! update pass with each architecture's encoders and verifiers. C keeps
+//! tracefs, the hash tables' parsing and allocation, the trampolines and
+//! the hot path, and reaches the crate through the entry points of
+//! `include/rftrace.h` and the C shim in `c/`.
 //!
-//! The decisions and encoders are in [`rfcore`], which is pure and shared
-//! with the host test crate. The kernel side is [`kside`]: `entry` holds
-//! every function C calls (the only `#[no_mangle]` items, checked against
-//! the bindgen'd `include/rftrace.h`); `lock` the lock proofs that every
-//! record and ops handle borrows; `record`, `ops` and `module` the handles
-//! (`ops` with the ops-list walk); `table` the call-site list; `shadow` the
-//! kernel's C logic the shadow mode compares with; `records` the record
-//! table; `pass` the kernel side of the one update pass and its shadow
-//! comparator; `decide` what the core decides about one record; `stats`
-//! the counters. [`karch`] holds what differs per architecture (`x86`,
-//! `arm64`, `riscv64`).
+//! Two trees: [`rfcore`] decides on values, forbids `unsafe` and is
+//! shared with the host test crate; `kside` is the kernel side, where each
+//! file implements the `rfcore` file of the same name on the kernel's
+//! structures (`kside::arch` for each architecture). `docs/architecture.md`
+//! maps both.
 
 pub mod rfcore;
 

@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The kernel side of the core, common to the architectures: the entry
-//! points C calls, the lock proofs and the handles that borrow them, the
-//! record table, and the kernel side of the update pass with its shadow
-//! comparator.
+//! The kernel side of the core: the entry points C calls (`entry`), the
+//! lock proofs (`lock`) and the handles on C's structures that borrow them
+//! (`record`, `ops`, `module`, `pages`, `filter`), the registry
+//! (`registry`, `subops`, `ipmodify`, `direct`), the per-site ops sets
+//! (`siteset`), the call-site list check (`table`), what the core decides
+//! for one record (`decide`, `select`), the update pass (`update`) and
+//! each architecture's text writes (`arch`). Each implements the
+//! `rfcore` module of the same name where there is one. `shadow` holds the
+//! kernel's C logic that the shadow build compares with; `shim`,
+//! `under_lock` and `abi` the C functions the core calls and the views
+//! that cross the boundary; `stats` the counters.
 
 pub(crate) mod abi;
 pub(crate) mod arch;
