@@ -185,7 +185,7 @@ break_def() { # NAME
 		BREAK_EXPECT=selftest:ipmodify-claims.tc ;;
 	filter-change-not-back)
 		BREAK_WHAT="a filter change takes the ops off the records of its old filter and never accounts it on the new one (the consistency check logs each record the ops should count on)"
-		BREAK_FILE=rust/kside/filter/change.rs
+		BREAK_FILE=rust/kside/refilter.rs
 		BREAK_PERL='s/    walk_all\(ops, true, lock\);\n/    let _ = walk_all;\n/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:filter-change.tc ;;

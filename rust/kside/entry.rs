@@ -51,7 +51,6 @@ use crate::{
         HashRef,
         Lent, //
     },
-    kside::filter::change,
     kside::filter::{
         self,
         HashSlot,
@@ -71,6 +70,7 @@ use crate::{
         to_c, //
     },
     kside::record::Rec,
+    kside::refilter,
     kside::registry,
     kside::stats::{
         bump,
@@ -598,7 +598,7 @@ pub(crate) extern "C" fn rftrace_hash_move_and_update(
     hash: Option<HashRef<'_>>,
     enable: c_int,
 ) -> c_int {
-    with_hash_change(ops, orig_hash, hash, Some(enable == 0), change::apply)
+    with_hash_change(ops, orig_hash, hash, Some(enable == 0), refilter::apply)
 }
 
 /// `ftrace_run_modify_code()`: the update pass with `command`, `ops`
@@ -613,8 +613,8 @@ pub(crate) extern "C" fn rftrace_run_modify_code(
     old_notrace: *mut bindings::ftrace_hash,
 ) {
     with_ops(ops, (), |ops, lock| {
-        let old = change::OldHashes::from_c(old_filter, old_notrace);
-        change::run_modify_code(ops, command, old, lock);
+        let old = refilter::OldHashes::from_c(old_filter, old_notrace);
+        refilter::run_modify_code(ops, command, old, lock);
     })
 }
 

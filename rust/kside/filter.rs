@@ -2,8 +2,7 @@
 
 //! The kernel's `ftrace_hash` as a set of functions for the core's filter
 //! algebra ([`crate::rfcore::filter`]), and the hashes of a manager ops
-//! (function graph's) computed from its sub-ops with that algebra. How an
-//! ops' filter or notrace hash is changed is the child [`change`].
+//! (function graph's) computed from its sub-ops with that algebra.
 //!
 //! Linux 7.2 builds a manager's filter from each sub-ops' filter minus its
 //! notrace hash and stores an empty difference as an empty filter hash,
@@ -60,8 +59,6 @@ use crate::{
         Selection, //
     },
 };
-
-pub(crate) mod change;
 
 // Why they are `safe`: defined by the C shim or the patched
 // `kernel/trace/ftrace.c` with exactly these prototypes (checked against

@@ -3,7 +3,7 @@
 //! The kernel side of the core: the entry points C calls (`entry`), the
 //! lock proofs (`lock`) and the handles on C's structures that borrow them
 //! (`record`, `ops`, `module`, `pages`, `filter`), the registry
-//! (`registry`, `subops`, `ipmodify`, `direct`), the per-site ops sets
+//! (`registry`, `refilter`, `subops`, `ipmodify`, `direct`), the per-site ops sets
 //! (`siteset`), the call-site list check (`table`), what the core decides
 //! for one record (`decide`, `select`), the update pass (`update`) and
 //! each architecture's text writes (`arch`). Each implements the
@@ -27,6 +27,7 @@ pub(crate) mod module;
 pub(crate) mod ops;
 pub(crate) mod pages;
 pub(crate) mod record;
+pub(crate) mod refilter;
 pub(crate) mod registry;
 pub(crate) mod select;
 pub(crate) mod shadow;

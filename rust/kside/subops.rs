@@ -9,7 +9,7 @@
 //! sub-ops' selections ([`manager_hashes()`]). The first sub-ops starts
 //! the manager with the sub-ops' hashes, the last one stops it; in
 //! between, joining, leaving or changing a filter recomputes the
-//! manager's hashes and changes them like any ops' ([`change::apply()`]).
+//! manager's hashes and changes them like any ops' ([`refilter::apply()`]).
 //! Every step that fails puts back what it changed.
 //!
 //! A leaf module with `unsafe` code: the C calls that keep the manager's
@@ -29,7 +29,6 @@ use kernel::{
 };
 
 use crate::{
-    kside::filter::change,
     kside::filter::{
         manager_hashes,
         HashSlot,
@@ -37,6 +36,7 @@ use crate::{
     },
     kside::lock::FtraceLocked,
     kside::ops::Ops,
+    kside::refilter,
     kside::registry,
     kside::stats::{
         bump,
@@ -86,7 +86,7 @@ fn update_manager(manager: Ops<'_>, lock: &FtraceLocked) -> Result {
         if crate::kside::shim::ftrace_c_hash_equal(new.view(), now.view()) {
             continue;
         }
-        change::apply(manager, notrace, new, lock)?;
+        refilter::apply(manager, notrace, new, lock)?;
     }
     Ok(())
 }
