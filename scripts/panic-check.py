@@ -44,14 +44,42 @@ def sections(data):
     return out
 
 
+def relocations(data):
+    """The addends of a relocatable image's RELA entries, by address: an
+    arm64 kernel with RELOCATABLE (Debian's, for KASLR) keeps its absolute
+    pointers in .rela.dyn and zeros in the sections, until boot."""
+    shoff, = struct.unpack_from('<Q', data, 0x28)
+    shentsize, shnum = struct.unpack_from('<HH', data, 0x3a)
+    out = {}
+    for i in range(shnum):
+        _, typ, _, _, off, size, _, _, _, entsize = struct.unpack_from(
+            '<IIQQQQIIQQ', data, shoff + i * shentsize)
+        if typ != 4 or entsize != 24:  # SHT_RELA
+            continue
+        for r in range(off, off + size - 23, 24):
+            where, _, addend = struct.unpack_from('<QQq', data, r)
+            out[where] = addend & 0xffffffffffffffff
+    return out
+
+
 def reader(data):
     secs = sections(data)
+    rela = relocations(data)
 
     def read(va, n):
         for addr, off, size in secs:
             if addr <= va and va + n <= addr + size:
                 return data[off + va - addr:off + va - addr + n]
         return None
+
+    def pointer(va):
+        """The pointer stored at va, as it is once the kernel is relocated."""
+        raw = read(va, 8)
+        if raw is None:
+            return None
+        ptr, = struct.unpack('<Q', raw)
+        return ptr if ptr else rela.get(va, 0)
+    read.pointer = pointer
     return read
 
 
@@ -60,7 +88,8 @@ def location(read, va):
     raw = read(va, 24)
     if not raw:
         return None
-    ptr, length, line, col = struct.unpack('<QQII', raw)
+    _, length, line, col = struct.unpack('<QQII', raw)
+    ptr = read.pointer(va)
     if not 0 < length < 512:
         return None
     name = read(ptr, length)
