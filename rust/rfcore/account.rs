@@ -8,7 +8,7 @@
 //! and request bits (`REGS`, `TRAMP`, `DIRECT`, `CALL_OPS`) follow; the
 //! `*_EN` bits are left to the state machine ([`super::record`]), which turns
 //! the requests into text changes. This is the per-record body of
-//! `__ftrace_hash_rec_update()` in 7.2.
+//! the C `__ftrace_hash_rec_update()`.
 //!
 //! The reference count lives in the low [`REF_BITS`](super::flags::REF_BITS)
 //! bits of the word. Unlike the kernel, which increments first and checks

@@ -29,9 +29,9 @@
 //!   such an ops, and nothing else writes the bit (an IPMODIFY ops may not
 //!   have a notrace filter, so what it covers is what it claims);
 //! - `REGS` is implied only: it must be set when an ops that saves the
-//!   registers covers the record, but may be left behind (7.2 keeps `REGS`
-//!   after a `SAVE_REGS` ops leaves a site through a filter change, and the
-//!   accounting keeps that behaviour).
+//!   registers covers the record, but may be left behind (the C code keeps
+//!   `REGS` after a `SAVE_REGS` ops leaves a site through a filter change,
+//!   and the accounting keeps that behaviour).
 
 use super::{
     account::{

@@ -8,8 +8,8 @@
 //! target) directly, without the ftrace caller. Each function has at most
 //! one direct target, kept in the kernel's direct-functions table
 //! (`ip -> target`), which the list function reads when a site is shared.
-//! The rules here are 7.2's, in its order, with its errnos chosen by the
-//! kernel side from the [`Refusal`].
+//! The rules here are the C code's, in its order, with its errnos chosen by
+//! the kernel side from the [`Refusal`].
 
 use crate::rfcore::registry::ops_fl;
 
@@ -74,7 +74,7 @@ pub fn admit_change(flags: u64, multi: u64) -> Result<(), Refusal> {
 
 /// The width (`size_bits`) of the new direct-functions table holding
 /// `table` entries and `adding` more: the bits of the total, at most
-/// [`HASH_MAX_BITS`] (7.2's `fls()` of the sum).
+/// [`HASH_MAX_BITS`] (the C code's `fls()` of the sum).
 pub fn table_bits(adding: u64, table: u64) -> u32 {
     let n = adding.saturating_add(table);
     let bits = u64::BITS - n.leading_zeros();

@@ -257,7 +257,7 @@ pub mod arm64 {
             ip: u64,
         },
         /// With BTI, the word at the function symbol is neither a `BTI` nor a
-        /// `NOP`. (7.2 warns and carries on as if it were a NOP; its
+        /// `NOP`. (The C code warns and carries on as if it were a NOP; its
         /// `ftrace_init_nop()` then finds that word where it expects the NOP
         /// to turn into `MOV X9, LR`, and fails with `ftrace_bug()`.)
         UnexpectedEntry {
@@ -284,8 +284,8 @@ pub mod arm64 {
             /// Address that was to be called.
             target: u64,
         },
-        /// The PLT itself cannot be reached. (7.2 does not check this; its
-        /// encoder would produce a `BRK`.)
+        /// The PLT itself cannot be reached. (The C code does not check
+        /// this; its encoder would produce a `BRK`.)
         Plt(EncodeError),
     }
 
@@ -362,8 +362,8 @@ pub mod riscv64 {
     #[derive(Clone, Copy, PartialEq, Eq, Debug)]
     pub enum ReachError {
         /// The `auipc` to `ftrace_caller` cannot be encoded at the site (a
-        /// site more than 2 GiB from it, or misaligned). 7.2 does not check:
-        /// it truncates the offset to 32 bits.
+        /// site more than 2 GiB from it, or misaligned). The C code does not
+        /// check: it truncates the offset to 32 bits.
         Caller(EncodeError),
         /// A `jalr` to `target` at `ip` needs another `auipc` than the site's,
         /// which was made for `ftrace_caller` (a [`Reach`](super::super::arch::riscv64::Reach) from another site).

@@ -6,15 +6,15 @@
 //! ops may share a function with such an ops only if it says it can.
 //!
 //! When an ops' filter changes, or it starts or stops, the records it
-//! leaves or reaches are walked (`__ftrace_hash_update_ipmodify()` in Linux
-//! 7.2). An IPMODIFY ops claims every record it reaches and releases every
-//! record it leaves, and is refused with `-EBUSY` if a record it reaches is
+//! leaves or reaches are walked (the C `__ftrace_hash_update_ipmodify()`).
+//! An IPMODIFY ops claims every record it reaches and releases every record
+//! it leaves, and is refused with `-EBUSY` if a record it reaches is
 //! claimed already. A direct ops claims nothing; for every record it
 //! reaches that is claimed it asks its own `ops_func` whether it may share
 //! (`FTRACE_OPS_CMD_ENABLE_SHARE_IPMODIFY_SELF`), and is refused with what
 //! that answers (`-EBUSY` without an `ops_func`).
 //!
-//! Linux 7.2 writes the claims during the walk and, on a conflict, walks
+//! The C code writes the claims during the walk and, on a conflict, walks
 //! again to undo the ones written before it. Here an IPMODIFY ops is
 //! checked first ([`Plan::Check`]) and claims only if nothing conflicts
 //! ([`Plan::Write`]): a refused change writes nothing. The outcome is the

@@ -57,7 +57,7 @@ pub struct Joining {
     pub with_regs: bool,
 }
 
-/// Why an ops may not join the list; each is what Linux 7.2 answers.
+/// Why an ops may not join the list; each is what the C code answers.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Refusal {
     /// The ops was deleted (`-EINVAL`).
@@ -238,7 +238,7 @@ pub fn unlink<L: Links>(list: &mut L, op: L::Op) -> bool {
 
 /// Whether a filter (`notrace` false) or notrace change of an ops with
 /// these flags is refused before anything is touched: an IPMODIFY ops may
-/// not have a notrace hash (7.2 answers `-EINVAL`).
+/// not have a notrace hash (refused with `-EINVAL`).
 pub fn change_refused(flags: u64, notrace: bool) -> bool {
     notrace && flags & crate::rfcore::ipmodify::ops_bits::IPMODIFY != 0
 }

@@ -5,7 +5,7 @@
 //!
 //! These are the questions `ftrace_get_addr_new()`, `ftrace_get_addr_curr()`
 //! and the `ftrace_find_tramp_ops_*()` / `ftrace_find_unique_ops()` helpers
-//! answer in Linux 7.2. The answers come from the record's flags word and a
+//! answer in C. The answers come from the record's flags word and a
 //! walk of the registered ops in list order ([`OpsList`]); the kernel side
 //! supplies the list, the hash lookups and the addresses of the shared
 //! callers, and turns a [`Problem`] into the kernel's warnings.

@@ -3,7 +3,7 @@
 //! Per-site ops sets: for every traced call site, the ops that trace it.
 //!
 //! A site traced by two or more ops calls the shared list function, which
-//! in 7.2 walks every registered ops and tests its hashes for the ip. The
+//! in C walks every registered ops and tests its hashes for the ip. The
 //! registry already knows which ops cover each site: every ops' accounting
 //! walk adds or removes it on exactly the records it matches. [`Sites`]
 //! keeps that knowledge as an immutable, interned set per site (one set per
@@ -17,7 +17,7 @@
 //! pair: the ip is written once, before the slot's set; the set word is
 //! changed with one store. A set block is filled before its address is
 //! stored and never written again (but for its stale mark, below). A reader that finds no slot, or a slot
-//! whose set word is 0, walks the ops list as 7.2 does: a missing set costs
+//! whose set word is 0, walks the ops list as C does: a missing set costs
 //! speed, never correctness.
 //!
 //! # Transitions
@@ -26,7 +26,7 @@
 //! more accounting walks, each adding or removing one ops on some records
 //! ([`Sites::begin_walk`], [`Sites::account`]). While the walks go on, a
 //! changed site is *staged*: its published set word is cleared at once (its
-//! callers walk the list, exactly as 7.2 does) and its new set is kept on
+//! callers walk the list, exactly as C does) and its new set is kept on
 //! the side. [`Sites::publish`] stores the new sets when the operation's
 //! walks are done, one store per site: a call sees the walk, the old set or
 //! the new one, never a set that is half of each (a filter change removes

@@ -303,7 +303,7 @@ pub enum Verdict {
     /// other records.
     Quarantine,
     /// Function tracing stops everywhere (`ftrace_bug()`, `ftrace_kill()`),
-    /// as in 7.2: the pass stops.
+    /// as in C: the pass stops.
     Stop,
 }
 
@@ -317,7 +317,7 @@ impl Verdict {
     /// a trampoline the core stops accounting for. A site that was a call
     /// (a failed re-target or NOP) may still call into ftrace: giving it up
     /// would let its ops and trampoline be freed under it, so that stops
-    /// tracing, as 7.2 does.
+    /// tracing, as the C code does.
     pub const fn of(update: Update) -> Verdict {
         match update {
             Update::MakeCall => Verdict::Quarantine,

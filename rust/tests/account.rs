@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Per-record accounting (`rfcore::account`) against a model written from
-//! the documented behaviour of 7.2's `__ftrace_hash_rec_update()`, and a
+//! the documented behaviour of the C `__ftrace_hash_rec_update()`, and a
 //! simulation of several ops coming and going on one record.
 
 use std::vec::Vec;

@@ -520,7 +520,7 @@ fn reach_decisions() {
         reach(ip, direct_far, CALLER, None),
         Ok(Reach::Caller(CALLER))
     );
-    // A misaligned target is not called (7.2 would encode a BRK).
+    // A misaligned target is not called (the C code would encode a BRK).
     assert_eq!(
         reach(ip, CALLER + 2, CALLER, None),
         Ok(Reach::Caller(CALLER))

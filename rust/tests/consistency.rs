@@ -39,8 +39,9 @@ struct Op {
 }
 
 /// The 32 kinds of ops (direct, save_regs, trampoline, call_ops_ok,
-/// ipmodify); a direct ops is never IPMODIFY here (7.2 lets them share a
-/// site only through the ops_func protocol, outside the accounting).
+/// ipmodify); a direct ops is never IPMODIFY here (the C code lets them
+/// share a site only through the ops_func protocol, outside the
+/// accounting).
 fn kinds() -> Vec<Op> {
     (0u32..32)
         .map(|b| Op {
@@ -116,8 +117,8 @@ fn run(ops: &[Op], order: &[usize], mode: CallOps) -> u64 {
     checks
 }
 
-/// Every pair and triple of ops kinds (at most one direct ops, as 7.2
-/// allows), added then removed in every order, on both kinds of
+/// Every pair and triple of ops kinds (at most one direct ops, as the C
+/// code allows), added then removed in every order, on both kinds of
 /// architecture.
 #[test]
 fn accounting_stays_consistent() {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The IPMODIFY claims (`rfcore::ipmodify`) against a model of the
-//! documented behaviour of Linux 7.2's walk (the comments of
+//! documented behaviour of the C walk (the comments of
 //! `__ftrace_hash_update_ipmodify()` and `include/linux/ftrace.h`): the
 //! walk goes through the records in table order, skipping disabled ones
 //! and, unless a direct target changes, the ones whose membership does not
@@ -222,7 +222,7 @@ fn core_walk(who: Claimant, answer: Answer, recs: &[Rec]) -> Outcome {
 
 /// Whether the table is one the kernel can be in for `who`: an IPMODIFY
 /// ops has claimed every enabled record of its old set. (On a table where
-/// it has not, 7.2's undo would set a claim that was never there; the
+/// it has not, the C walk's undo would set a claim that was never there; the
 /// core, which writes nothing when refused, leaves it as it was.)
 fn consistent(who: Claimant, table: &[Rec]) -> bool {
     who != Claimant::IpModify
@@ -344,7 +344,7 @@ fn a_refused_claim_writes_nothing_even_where_7_2_writes_and_undoes() {
     assert_eq!(got.ret, 0);
     assert_eq!(got.flags, [0, IPMODIFY]);
     // On a table the kernel cannot be in (a record of the old set not
-    // claimed), 7.2's undo would claim it; the core leaves it alone.
+    // claimed), the C walk's undo would claim it; the core leaves it alone.
     let odd = [
         Rec {
             flags: 0,

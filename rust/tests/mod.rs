@@ -18,7 +18,7 @@
 //!   exhaustively for one ops and two sub-ops, randomly for three.
 //! - [`registry`]: the registry's admission, shared-caller choice and
 //!   accounting walk against a model of the documented rules.
-//! - [`ipmodify`]: the IPMODIFY claims against a model of 7.2's walk.
+//! - [`ipmodify`]: the IPMODIFY claims against a model of the C walk.
 //! - [`pages`]: the record table's group sizes, bisection and removal.
 //! - [`sim`]: accounting, decisions and patching driven through a simulated
 //!   kernel (ops of every kind, filters, modules, the direct-call

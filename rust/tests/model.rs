@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Reference model of `ftrace_check_record()` (Linux 7.2), for the tests.
+//! Reference model of the C `ftrace_check_record()`, for the tests.
 //!
 //! Written from the documented rules, bit by bit, on plain `u64` words and
 //! its own bit numbers. It deliberately shares nothing with `rfcore` (no

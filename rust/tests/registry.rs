@@ -512,7 +512,7 @@ fn random_lifecycles_match_the_model() {
 
 /// The model of a filter or notrace change, from the comments of
 /// `ftrace_hash_rec_update_modify()` and `ftrace_ops_update_code()` in
-/// Linux 7.2: the changed ops is accounted again, and "if the ops shares
+/// the C code: the changed ops is accounted again, and "if the ops shares
 /// the global_ops hash, then we need to update all ops that are enabled
 /// and use this hash"; the sites are updated for the changed ops if it is
 /// enabled, and for a shared global_ops filter "if there is another ops

@@ -141,7 +141,7 @@ fn offset(ip: u64, target: u64) -> i64 {
 }
 
 /// The kernel's `to_auipc_t0()` and `to_jalr_t0()`, on the offset
-/// truncated to 32 bits as 7.2 computes it: a model to compare with.
+/// truncated to 32 bits as the C code computes it: a model to compare with.
 fn kernel_make_call_t0(pc: u64, target: u64) -> [u32; 2] {
     let offset = target.wrapping_sub(pc) as u32;
     let auipc = if offset & 0x800 != 0 {
@@ -784,7 +784,7 @@ fn checks_and_kprobes() {
         (slot.addr, slot.expected, slot.kprobe),
         (ip, Insn::word(NOP), false)
     );
-    // The auipc may carry a kprobe's breakpoint, as 7.2 allows.
+    // The auipc may carry a kprobe's breakpoint, as the C code allows.
     assert_eq!(auipc.verify(Insn::word(fixed)), Ok(()));
     assert_eq!(auipc.verify(Insn::word(EBREAK)), Ok(()));
     let c_over = (fixed & 0xffff_0000) | u32::from(C_EBREAK);

@@ -61,7 +61,7 @@
 //!   that are not ADDING, by their old hash if MODIFYING.
 //! - Trampolines: x86 gives every ops without one its own
 //!   (`arch/x86/kernel/ftrace.c` 485 `arch_ftrace_update_trampoline`).
-//! - Direct calls, as `rust/kside/direct.rs` carries them out (7.2's
+//! - Direct calls, as `rust/kside/direct.rs` carries them out (the C
 //!   `register_ftrace_direct`, `unregister_ftrace_direct` and
 //!   `__modify_ftrace_direct` in the same order), with the decisions of
 //!   `rfcore::direct`: registering refuses with `-EINVAL` what

@@ -17,7 +17,7 @@
 //! names functions by number, not by address, so a record table that loses
 //! or duplicates a site cannot agree with it by accident.
 //!
-//! Kernel facts it relies on (Linux 7.2) are listed in `sim.rs`.
+//! Kernel facts it relies on are listed in `sim.rs`.
 
 use std::collections::{
     BTreeMap,
@@ -921,7 +921,7 @@ impl Model {
     }
 }
 
-/// The width 7.2's `register_ftrace_direct()` gives the new table for `n`
+/// The width the C `register_ftrace_direct()` gives the new table for `n`
 /// entries: the number of bits that hold `n` (`fls()`), at most
 /// `FTRACE_HASH_MAX_BITS` (12).
 fn fls_capped(n: usize) -> u32 {

@@ -800,7 +800,7 @@ fn a_cleared_registry_keeps_named_sets_until_their_literals_move() {
 
 /// Issue 55, review item 1: a filter change removes an ops from sites
 /// whose literal names a set holding it. From the change's first walk
-/// (where 7.2's list walk stops calling the ops: the hash swap) the set is
+/// (where the C list walk stops calling the ops: the hash swap) the set is
 /// stale, so a call through the literal walks the list; it stays stale
 /// through a pass that never rewrites the literal (one that ended in
 /// `ftrace_bug()`), and is alive for as long as the literal names it. Its

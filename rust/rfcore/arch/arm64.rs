@@ -29,7 +29,7 @@
 //! back 16 bytes ([`literal_from_lr`]). Both computations are only right when
 //! the literal is 8-byte aligned: GCC ignores the function alignment for
 //! cold functions and at `-Os`, and a site whose literal is misaligned must
-//! never be patched ([`LayoutError::MisalignedLiteral`]); 7.2 warns
+//! never be patched ([`LayoutError::MisalignedLiteral`]); the C code warns
 //! "Misaligned patch-site" and gives the record an ip of 0.
 //!
 //! # The writes
@@ -38,7 +38,7 @@
 //! 64-bit data store, which `ftrace_caller` reads with one 64-bit load) and
 //! the aligned 32-bit instruction at `ip` (NOP and `BL` may be swapped while
 //! other CPUs execute them, so no stop_machine is needed). [`plan`] gives them
-//! in the order 7.2 uses, the literal first in every case; see
+//! in the order the C code uses, the literal first in every case; see
 //! [`super::call_ops`] for why every intermediate state is safe for a CPU
 //! running through the site.
 
@@ -373,8 +373,8 @@ pub enum Write {
     },
     /// Check that the instruction at `ip` is `old`, then replace it with
     /// `new` (one aligned 32-bit store and the cache maintenance of a text
-    /// patch). `old == new` when only the ops changes: 7.2 still checks and
-    /// rewrites the word.
+    /// patch). `old == new` when only the ops changes: the word is still
+    /// checked and rewritten, as the C code does.
     Insn {
         /// The instruction's address.
         ip: u64,
@@ -419,7 +419,7 @@ pub enum Step {
 /// `Arch::write` of the update pass stops at the first one that fails (an
 /// instruction that is not `old` is refused and left unwritten).
 ///
-/// The literal is stored first in every case, as 7.2 does; why every state
+/// The literal is stored first in every case, as C does; why every state
 /// between and during the two stores is safe for a CPU running through the
 /// site is written once for both CALL_OPS architectures, in
 /// [`super::call_ops`].
@@ -501,7 +501,7 @@ pub fn verify_word(expected: u32, actual: u32) -> Result<(), Failure> {
 /// `BL` reaches `facts.new` (and, for a site that calls now, `facts.curr`)
 /// as [`reach`] decides; the literal holds
 /// `literal_ops(decision.flags, facts.unique, facts.set)`, the flags after
-/// the update, as 7.2's hooks see them.
+/// the update, as the kernel's hooks see them.
 pub fn plan_update(
     facts: &Facts,
     decision: &Decision,
@@ -569,9 +569,9 @@ pub fn plan_literal(
 /// The patch-site address (the `BL` slot) of a call-site list entry
 /// (`ftrace_call_adjust()` with `CALL_OPS`): the entry is the first of the
 /// two NOPs that hold the ops literal, which must be 8-byte aligned, else
-/// the site is refused (`None`; 7.2 warns and makes a record at 0). The
-/// `BL` slot is 12 bytes on, or 16 when the function starts with `BTI C`
-/// (`bti`: the word at the function, `entry + 8`, is a `BTI`).
+/// the site is refused (`None`; the C code warns and makes a record at 0).
+/// The `BL` slot is 12 bytes on, or 16 when the function starts with
+/// `BTI C` (`bti`: the word at the function, `entry + 8`, is a `BTI`).
 pub const fn call_site(entry: u64, bti: bool) -> Option<u64> {
     if entry == 0 || !entry.is_multiple_of(LITERAL_SIZE) {
         return None;

@@ -98,7 +98,7 @@ impl LiteralOps {
 /// The ops a site's literal must hold once its record is updated.
 ///
 /// `flags` is the record's word *after* the state machine has updated it
-/// (`decide(..).flags`), which is how 7.2's arm64 hooks see it: the generic
+/// (`decide(..).flags`), which is how the C arm64 hooks see it: the generic
 /// code updates the record before calling `ftrace_make_call()` and friends.
 /// `unique` is the one ops whose filter holds the site
 /// (`ftrace_find_unique_ops()`), or `None` if there are none or several; it

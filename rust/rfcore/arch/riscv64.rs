@@ -28,7 +28,7 @@
 //! ([`literal_from_t0`]), the kernel writes it at `ALIGN_DOWN(ip - 12, 8)`
 //! ([`literal_addr`]). The two agree only when the function is 8-byte
 //! aligned: a site whose literal is not is refused, never patched
-//! ([`LayoutError::MisalignedLiteral`]; 7.2 does not check).
+//! ([`LayoutError::MisalignedLiteral`]; the C code does not check).
 //!
 //! # The reach
 //!
@@ -45,8 +45,8 @@
 //!
 //! Each change is an aligned 64-bit data store to the literal and an
 //! aligned 32-bit store to the `ip` slot (or, once, an aligned 64-bit
-//! store of the `auipc` and the `nop`), in the order 7.2 uses: the literal
-//! first ([`plan`], [`Plan`]).
+//! store of the `auipc` and the `nop`), in the order the C code uses: the
+//! literal first ([`plan`], [`Plan`]).
 
 use crate::rfcore::{
     flags::ENABLED,
@@ -334,8 +334,8 @@ pub fn verify(actual: &[u8; CALL_SIZE], expected: &[u8; CALL_SIZE]) -> Result<()
 
 /// Whether `actual`, read where the `auipc` `expected` should be, is it or
 /// a kprobe's breakpoint over it: `ebreak`, or `c.ebreak` over the low
-/// half with the high half of `expected` left. (7.2 accepts a `c.ebreak`
-/// with any high half.)
+/// half with the high half of `expected` left. (The C code accepts a
+/// `c.ebreak` with any high half.)
 pub const fn auipc_or_kprobe(actual: u32, expected: u32) -> bool {
     actual == expected
         || actual == EBREAK
@@ -426,8 +426,8 @@ impl Site {
 
 /// The patch-site address (the `jalr` slot) of a call-site list entry
 /// (`ftrace_call_adjust()` with `CALL_OPS`), 12 bytes on; `None` for a
-/// zero entry and one whose literal is not 8-byte aligned (7.2 makes a
-/// record of it all the same).
+/// zero entry and one whose literal is not 8-byte aligned (the C code
+/// makes a record of it all the same).
 pub const fn call_site(entry: u64) -> Option<u64> {
     if entry == 0 || !entry.is_multiple_of(LITERAL_SIZE) {
         return None;
@@ -566,7 +566,7 @@ pub enum Step {
 
 /// The checked word and the two stores of a site update.
 ///
-/// The literal is stored first in every case, as 7.2 does; why every state
+/// The literal is stored first in every case, as C does; why every state
 /// between and during the two stores is safe for a CPU running through the
 /// site is written once for both CALL_OPS architectures, in
 /// [`super::call_ops`]. The `auipc` is not written after
@@ -638,7 +638,7 @@ pub struct Check {
     /// What must be there; read as many bytes as it has.
     pub expected: Insn,
     /// The fixed `auipc`: a kprobe's breakpoint over it is accepted
-    /// ([`auipc_or_kprobe`]), as 7.2 accepts it.
+    /// ([`auipc_or_kprobe`]), as the C code accepts it.
     pub kprobe: bool,
 }
 
@@ -706,7 +706,7 @@ impl Riscv64Change {
 /// `jalr` reaches `facts.new` (and, for a site that calls now,
 /// `facts.curr`) as [`reach`] decides; the literal holds
 /// `literal_ops(decision.flags, facts.unique, facts.set)`, the flags after
-/// the update, as 7.2's hooks see them.
+/// the update, as the kernel's hooks see them.
 pub fn plan_update(
     facts: &Facts,
     decision: &Decision,
