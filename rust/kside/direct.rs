@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Direct calls: `register_ftrace_direct()`, `unregister_ftrace_direct()`
-//! and `modify_ftrace_direct()` of Linux 7.2.
+//! and `modify_ftrace_direct()`.
 //!
 //! A direct ops makes the sites of its functions call one trampoline (its
 //! target) directly. Each function has at most one target, kept in the
@@ -9,7 +9,7 @@
 //! published with RCU, changed under `direct_mutex`), which the list
 //! function reads when a site is shared with other ops. Here:
 //!
-//! - registering refuses what 7.2 refuses ([`rfcore::direct::admit()`]),
+//! - registering refuses what C refuses ([`rfcore::direct::admit()`]),
 //!   then, holding `direct_mutex` and `ftrace_lock`, refuses functions
 //!   that have a target already (`-EBUSY`), builds a new table with the
 //!   ops' functions added ([`NewTable`]), installs it ([`Installed`]) and
@@ -93,7 +93,7 @@ const _: () = {
     assert!(rules::DIRECT == bindings::FTRACE_OPS_FL_DIRECT as u64);
 };
 
-/// The errno 7.2 gives for a refusal.
+/// The errno C gives for a refusal.
 fn errno(r: Refusal) -> Error {
     match r {
         Refusal::Invalid => EINVAL,
@@ -148,9 +148,9 @@ unsafe extern "C" {
         ops: DirectOps<'_>,
         addr: c_ulong,
     ) -> Option<NewTable>;
-    /// 7.2's `hash_add()`: a new hash with the entries of `a` and `b`.
+    /// The C `hash_add()`: a new hash with the entries of `a` and `b`.
     safe fn ftrace_c_direct_hash_add(a: Option<HashRef<'_>>, b: HashRef<'_>) -> Option<NewTable>;
-    /// 7.2's `hash_sub()`: a new hash with the entries of `a` but those of
+    /// The C `hash_sub()`: a new hash with the entries of `a` but those of
     /// `b` (with a warning when `a` lacks one).
     safe fn ftrace_c_direct_hash_sub(a: HashRef<'_>, b: HashRef<'_>) -> Option<NewTable>;
     /// Stops `ops` under `ftrace_lock` (taken here), storing 0 or an
@@ -435,7 +435,7 @@ impl Retired {
 impl<'c> CallOps<'c> {
     /// `ops` becomes a direct ops calling `addr` (its function, flags,
     /// trampoline and target), or (`on` false) keeps no function or
-    /// trampoline, as 7.2 leaves it for another registration.
+    /// trampoline, as the C code leaves it for another registration.
     fn make_direct(self, addr: u64, on: bool, direct: &DirectLocked) {
         ftrace_c_direct_ops(self.direct(direct), c_word(addr), on);
     }
@@ -504,7 +504,7 @@ fn admit_change(ops: CallOps<'_>) -> Result {
 /// The ops is stopped and its functions leave the table under
 /// `direct_mutex`; the grace-period waits come after the mutex is dropped,
 /// since every `register_ftrace_function()` takes it first. The replaced
-/// table is freed after an RCU-tasks grace period, not in place as 7.2
+/// table is freed after an RCU-tasks grace period, not in place as upstream
 /// does under readers of the table. Out of memory for the new table, the
 /// entries are taken out in place after the waits, with `ftrace_lock`
 /// held as well so that no update pass reads them meanwhile. The caller
@@ -545,7 +545,7 @@ pub(crate) fn unregister(ops: CallOps<'_>, addr: u64, free_filters: bool) -> Res
 /// (`__ftrace_hash_update_ipmodify()` from `update_ftrace_direct_mod()` or
 /// [`modify()`]): the walk takes `ftrace_lock` itself, and the ops is asked
 /// about the functions it shares with an IPMODIFY ops after the lock is
-/// dropped, as 7.2 asks it without the lock. The caller holds
+/// dropped, as C asks it without the lock. The caller holds
 /// `direct_mutex` (which keeps the ops' `ops_func`) and not `ftrace_lock`.
 pub(crate) fn retarget_claims(
     ops: CallOps<'_>,
@@ -732,7 +732,7 @@ pub(crate) fn modify(ops: CallOps<'_>, addr: u64, lock: bool) -> Result {
     admit_change(ops)?;
     let run = |direct: &DirectLocked| -> Result {
         stub::with_stub(stub::of_direct(ops.direct(direct), addr), |filter| {
-            // A registered direct ops has a filter (7.2 refuses one
+            // A registered direct ops has a filter (the C code refuses one
             // without): a stub without one would stand for every function.
             let filter = filter.ok_or(EINVAL)?;
             retarget_claims(ops, Some(filter), Some(filter), direct)?;
@@ -752,7 +752,7 @@ pub(crate) fn modify(ops: CallOps<'_>, addr: u64, lock: bool) -> Result {
 /// `update_ftrace_direct_add()`: the functions of `hash`, each entry
 /// naming its own target, join the direct ops `ops`, which is registered
 /// if it traces none yet. A function with a target already is refused
-/// (`-EINVAL`, as 7.2), and so is an ops to register that has a function,
+/// (`-EINVAL`, as in C), and so is an ops to register that has a function,
 /// a trampoline or is enabled. A new direct table is published under
 /// `direct_mutex` and the old one freed after an RCU-tasks grace period.
 /// The caller holds neither `direct_mutex` nor `ftrace_lock`.
@@ -797,7 +797,7 @@ pub(crate) fn batch_add(ops: CallOps<'_>, hash: HashRef<'_>) -> Result {
                 // filter as its own, under direct_mutex.
                 unsafe { bindings::ftrace_c_direct_batch_ops(ops.as_ptr(), filter, true) };
                 // SAFETY: a live ops; takes ftrace_lock itself, direct_mutex
-                // is held as 7.2 holds it here.
+                // is held as C holds it here.
                 let ret = unsafe { bindings::ftrace_c_direct_register(ops.as_ptr()) };
                 // SAFETY: if the ops did not start, its old (empty) filter
                 // goes back and the new one is spare; else the ops keeps
@@ -837,7 +837,7 @@ pub(crate) fn batch_add(ops: CallOps<'_>, hash: HashRef<'_>) -> Result {
 /// the target it has in the table) leave the direct ops `ops`, which is
 /// unregistered when none is left. A new direct table without them is
 /// published under `direct_mutex`; an unregistration waits for its grace
-/// periods after `direct_mutex` is dropped, unlike 7.2. The caller holds
+/// periods after `direct_mutex` is dropped, unlike upstream. The caller holds
 /// neither `direct_mutex` nor `ftrace_lock`.
 pub(crate) fn batch_del(ops: CallOps<'_>, hash: HashRef<'_>) -> Result {
     if hash.count() == 0 {

@@ -458,8 +458,8 @@ pub(crate) extern "C" fn rftrace_manager_hashes(
     }
 }
 
-/// `__register_ftrace_function()`: 0 or 7.2's errno. The caller holds
-/// `ftrace_lock`.
+/// `__register_ftrace_function()`: 0 or the errno C returns for it. The
+/// caller holds `ftrace_lock`.
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_register_ops(ops: Option<CallOps<'_>>) -> c_int {
     with_ops(ops, einval(), |ops, lock| {
@@ -467,8 +467,8 @@ pub(crate) extern "C" fn rftrace_register_ops(ops: Option<CallOps<'_>>) -> c_int
     })
 }
 
-/// `__unregister_ftrace_function()`: 0 or 7.2's errno. The caller holds
-/// `ftrace_lock`.
+/// `__unregister_ftrace_function()`: 0 or the errno C returns for it. The
+/// caller holds `ftrace_lock`.
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_unregister_ops(ops: Option<CallOps<'_>>) -> c_int {
     with_ops(ops, einval(), |ops, lock| {
@@ -495,7 +495,7 @@ pub(crate) extern "C" fn rftrace_account_walk(ops: Option<CallOps<'_>>, inc: boo
     })
 }
 
-/// The start-up counter (`ftrace_start_up` of 7.2), which the Rust
+/// The start-up counter (the C `ftrace_start_up`), which the Rust
 /// registry keeps, for the C code that reads it under `ftrace_lock`
 /// (0 if the caller does not hold it, after a warning).
 #[no_mangle]
@@ -503,14 +503,15 @@ pub(crate) extern "C" fn rftrace_start_up() -> c_int {
     FtraceLocked::held(registry::start_up_count).unwrap_or(0)
 }
 
-/// `__ftrace_hash_update_ipmodify()`: 0 or 7.2's errno. `old` and `new`
-/// are null (every function) or hashes nobody changes during the call.
+/// `__ftrace_hash_update_ipmodify()`: 0 or the errno C returns for it.
+/// `old` and `new` are null (every function) or hashes nobody changes
+/// during the call.
 ///
-/// Its callers in 7.2 hold `ftrace_lock`, except the two direct-call
-/// paths that change a direct ops' target (`retarget`), which hold
+/// Its C callers hold `ftrace_lock`, except the two direct-call paths
+/// that change a direct ops' target (`retarget`), which hold
 /// `direct_mutex` only: for those the walk takes `ftrace_lock` itself and
 /// the direct ops is asked about shared functions after dropping it, as
-/// 7.2 asks it without the lock.
+/// C asks it without the lock.
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_ipmodify_update(
     ops: Option<CallOps<'_>>,
@@ -547,7 +548,8 @@ pub(crate) extern "C" fn rftrace_ipmodify_update(
     einval()
 }
 
-/// `ftrace_startup()`: 0 or 7.2's errno. The caller holds `ftrace_lock`.
+/// `ftrace_startup()`: 0 or the errno C returns for it. The caller holds
+/// `ftrace_lock`.
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_startup(ops: Option<CallOps<'_>>, command: c_int) -> c_int {
     with_ops(ops, einval(), |ops, lock| {
@@ -590,7 +592,7 @@ fn with_hash_change(
 
 /// `__ftrace_hash_move_and_update_ops()`: the filter (`enable` non-zero)
 /// or notrace hash of `ops`, at `orig_hash`, becomes the functions of
-/// `hash`; 0 or 7.2's errno, with nothing changed.
+/// `hash`; 0 or the errno C returns for it, with nothing changed.
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_hash_move_and_update(
     ops: Option<CallOps<'_>>,
@@ -633,8 +635,8 @@ fn with_subops(
     })
 }
 
-/// `ftrace_startup_subops()`: 0 or 7.2's errno. The caller holds
-/// `ftrace_lock`.
+/// `ftrace_startup_subops()`: 0 or the errno C returns for it. The caller
+/// holds `ftrace_lock`.
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_startup_subops(
     ops: Option<CallOps<'_>>,
@@ -646,8 +648,8 @@ pub(crate) extern "C" fn rftrace_startup_subops(
     })
 }
 
-/// `ftrace_shutdown_subops()`: 0 or 7.2's errno. The caller holds
-/// `ftrace_lock`.
+/// `ftrace_shutdown_subops()`: 0 or the errno C returns for it. The
+/// caller holds `ftrace_lock`.
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_shutdown_subops(
     ops: Option<CallOps<'_>>,
@@ -661,8 +663,8 @@ pub(crate) extern "C" fn rftrace_shutdown_subops(
 
 /// `ftrace_hash_move_and_update_subops()`: the hash of `subops` at
 /// `orig_hash` (its filter or its notrace slot) becomes the functions of
-/// `hash`, and its manager follows; 0 or 7.2's errno, with nothing
-/// changed.
+/// `hash`, and its manager follows; 0 or the errno C returns for it, with
+/// nothing changed.
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_subops_change(
     subops: Option<CallOps<'_>>,
@@ -673,15 +675,15 @@ pub(crate) extern "C" fn rftrace_subops_change(
 }
 
 /// `ftrace_update_manager()`: the manager `ops` follows its sub-ops'
-/// hashes again, after one changed in place. 0 or 7.2's errno. The caller
-/// holds `ftrace_lock`.
+/// hashes again, after one changed in place. 0 or the errno C returns for
+/// it. The caller holds `ftrace_lock`.
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_update_manager(ops: Option<CallOps<'_>>) -> c_int {
     with_ops(ops, einval(), |ops, lock| errno(subops::refresh(ops, lock)))
 }
 
-/// `register_ftrace_direct()`: 0 or 7.2's errno. The caller holds neither
-/// `direct_mutex` nor `ftrace_lock`.
+/// `register_ftrace_direct()`: 0 or the errno C returns for it. The caller
+/// holds neither `direct_mutex` nor `ftrace_lock`.
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_register_direct(ops: Option<CallOps<'_>>, addr: c_ulong) -> c_int {
@@ -691,8 +693,8 @@ pub(crate) extern "C" fn rftrace_register_direct(ops: Option<CallOps<'_>>, addr:
     }
 }
 
-/// `unregister_ftrace_direct()`: 0 or 7.2's errno. The caller holds
-/// neither `direct_mutex` nor `ftrace_lock`.
+/// `unregister_ftrace_direct()`: 0 or the errno C returns for it. The
+/// caller holds neither `direct_mutex` nor `ftrace_lock`.
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_unregister_direct(
@@ -708,8 +710,8 @@ pub(crate) extern "C" fn rftrace_unregister_direct(
 }
 
 /// `modify_ftrace_direct()` (`lock`) and `modify_ftrace_direct_nolock()`:
-/// 0 or 7.2's errno. The caller does not hold `ftrace_lock`, and holds
-/// `direct_mutex` if and only if `lock` is false.
+/// 0 or the errno C returns for it. The caller does not hold
+/// `ftrace_lock`, and holds `direct_mutex` if and only if `lock` is false.
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_modify_direct(
@@ -733,8 +735,8 @@ fn ops_hash<'c>(
     Ok((given(ops).ok_or(EINVAL)?, given(hash).ok_or(EINVAL)?))
 }
 
-/// `update_ftrace_direct_add()`: 0 or 7.2's errno. The caller holds
-/// neither `direct_mutex` nor `ftrace_lock`.
+/// `update_ftrace_direct_add()`: 0 or the errno C returns for it. The
+/// caller holds neither `direct_mutex` nor `ftrace_lock`.
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_update_direct_add(
@@ -744,8 +746,8 @@ pub(crate) extern "C" fn rftrace_update_direct_add(
     errno(ops_hash(ops, hash).and_then(|(ops, hash)| direct::batch_add(ops, hash)))
 }
 
-/// `update_ftrace_direct_del()`: 0 or 7.2's errno. The caller holds
-/// neither `direct_mutex` nor `ftrace_lock`.
+/// `update_ftrace_direct_del()`: 0 or the errno C returns for it. The
+/// caller holds neither `direct_mutex` nor `ftrace_lock`.
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_update_direct_del(
@@ -755,9 +757,9 @@ pub(crate) extern "C" fn rftrace_update_direct_del(
     errno(ops_hash(ops, hash).and_then(|(ops, hash)| direct::batch_del(ops, hash)))
 }
 
-/// `update_ftrace_direct_mod()` (`lock`: `do_direct_lock`): 0 or 7.2's
-/// errno. The caller does not hold `ftrace_lock`, and holds
-/// `direct_mutex` if and only if `lock` is false.
+/// `update_ftrace_direct_mod()` (`lock`: `do_direct_lock`): 0 or the
+/// errno C returns for it. The caller does not hold `ftrace_lock`, and
+/// holds `direct_mutex` if and only if `lock` is false.
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_update_direct_mod(
@@ -768,9 +770,9 @@ pub(crate) extern "C" fn rftrace_update_direct_mod(
     errno(ops_hash(ops, hash).and_then(|(ops, hash)| direct::batch_mod(ops, hash, lock)))
 }
 
-/// `__ftrace_shutdown()`: 0 or 7.2's errno. With a non-null `rel`, a
-/// dynamic ops' grace-period waits are left to the caller. The caller
-/// holds `ftrace_lock`.
+/// `__ftrace_shutdown()`: 0 or the errno C returns for it. With a non-null
+/// `rel`, a dynamic ops' grace-period waits are left to the caller. The
+/// caller holds `ftrace_lock`.
 #[no_mangle]
 pub(crate) extern "C" fn rftrace_shutdown(
     ops: Option<CallOps<'_>>,

@@ -375,8 +375,8 @@ impl Retired {
         ftrace_c_free_hash_rcu(self);
     }
 
-    /// Frees the hash now (`free_ftrace_hash()`), as 7.2 does with the
-    /// hashes of a manager ops that did not start.
+    /// Frees the hash now (`free_ftrace_hash()`), as the C code does with
+    /// the hashes of a manager ops that did not start.
     ///
     /// # Safety
     ///

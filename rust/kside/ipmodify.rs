@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! IPMODIFY claims on the kernel's records (`__ftrace_hash_update_ipmodify()`
-//! and its three callers of Linux 7.2: an ops starting, stopping, or
+//! and its three C callers: an ops starting, stopping, or
 //! changing its filter; and a direct ops changing its target), decided by
 //! [`crate::rfcore::ipmodify`]: the records are walked once to check and,
 //! for an IPMODIFY ops that may claim, once more to write the claims. A
@@ -53,7 +53,7 @@ type Side<'h, 'a> = Option<&'h KHash<'a>>;
 /// When a direct ops is asked whether it may share a claimed function.
 pub(crate) enum Asks<'v> {
     /// During the walk, under `ftrace_lock` (a start or a filter change,
-    /// as in 7.2).
+    /// as in C).
     Now,
     /// After the walk, once `ftrace_lock` is dropped: the functions to ask
     /// about are collected here, in walk order. For a direct target change
@@ -71,8 +71,8 @@ fn filter_side<'h, 'a>(filter: &'h KHash<'a>) -> Side<'h, 'a> {
 }
 
 /// `ops` moves from the functions of `old` to those of `new` (`retarget`:
-/// only its direct target changes): claims and releases, or the errno of
-/// 7.2 (`-EINVAL` for every function, `-EBUSY` for a claimed record, or
+/// only its direct target changes): claims and releases, or the errno C
+/// returns (`-EINVAL` for every function, `-EBUSY` for a claimed record, or
 /// what a direct ops' `ops_func` answers; with [`Asks::Later`] the caller
 /// asks, and `-ENOMEM` if the list cannot grow).
 pub(crate) fn update(
@@ -133,7 +133,7 @@ pub(crate) fn change(ops: Ops<'_>, new: &KHash<'_>, lock: &FtraceLocked) -> Resu
 }
 
 /// `ftrace_hash_ipmodify_disable()`: `ops` stops, from its filter to no
-/// function. As in 7.2 this cannot fail: a refusal (an ops of every
+/// function. As in C this cannot fail: a refusal (an ops of every
 /// function never claimed anything) is ignored.
 pub(crate) fn disable(ops: Ops<'_>, lock: &FtraceLocked) {
     let filter = KHash::of_ops(ops, false);
@@ -175,7 +175,7 @@ fn walk(
             Step::Conflict => return Err(EBUSY),
             s @ (Step::Claim | Step::Release) => rec.set_flags(apply(site.flags, s)),
             Step::AskShare { warn } => {
-                // 7.2's FTRACE_WARN_ON(): the records disagree with the
+                // C's FTRACE_WARN_ON(): the records disagree with the
                 // ops; warn, stop ftrace, and still ask.
                 if warn {
                     kernel::warn_on!(true);

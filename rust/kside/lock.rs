@@ -215,7 +215,7 @@ pub(crate) type TextLocked = Locked<TextMutex>;
 pub(crate) enum DirectMutex {}
 
 // SAFETY: the functions for `direct_mutex`: the owner question, and
-// mutex_lock() and mutex_unlock() (taken before `ftrace_lock`, as in 7.2).
+// mutex_lock() and mutex_unlock() (taken before `ftrace_lock`, as in C).
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 unsafe impl CMutex for DirectMutex {
     const MINE: OwnerFn = shim::ftrace_c_direct_lock_mine;

@@ -384,8 +384,8 @@ crate::kside::abi::lowered_as!(DirectOps<'static> => *mut bindings::ftrace_ops);
 
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 impl DirectOps<'_> {
-    /// [`Ops::share_ipmodify_self()`], asked under `direct_mutex` as 7.2
-    /// asks a direct ops.
+    /// [`Ops::share_ipmodify_self()`], asked under `direct_mutex` as the C
+    /// code asks a direct ops.
     pub(crate) fn share_ipmodify_self(self, ip: u64) -> Option<c_int> {
         Settled {
             ptr: self.ptr,
@@ -518,7 +518,7 @@ fn next(ops: Ops<'_>) -> &Atomic<*mut bindings::ftrace_ops> {
     unsafe { Atomic::from_ptr(ptr::addr_of_mut!((*ops.as_ptr()).next)) }
 }
 
-/// The ops being removed (7.2's `removed_ops`), as the registry marks it
+/// The ops being removed (the C `removed_ops`), as the registry marks it
 /// ([`set_removed_ops()`]): its address, 0 when no ops is being removed.
 /// The target walks read it here, without a call into C.
 static REMOVED_OPS: FtraceCell<usize> = FtraceCell::new(0);

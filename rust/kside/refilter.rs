@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Filter and notrace changes of an ops: what Linux 7.2 does in
+//! Filter and notrace changes of an ops: what the C code does in
 //! `__ftrace_hash_move_and_update_ops()` and the functions it calls
 //! (`ftrace_hash_move()`, the accounting walks of
 //! `ftrace_hash_rec_update_modify()`, `ftrace_ops_update_code()`,
@@ -131,7 +131,7 @@ fn sharing(op: Ops<'_>) -> Sharing {
 
 /// The accounting walks of the ops a change of `ops` touches, all leaving
 /// (`inc` false) or all coming back. A reference count overflow or
-/// underflow stops ftrace, as 7.2's `FTRACE_WARN_ON()` does.
+/// underflow stops ftrace, as C's `FTRACE_WARN_ON()` does.
 fn walk_all(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) {
     let links = registry::links(lock);
     for op in rewalked(&links, ops, sharing) {
@@ -144,9 +144,9 @@ fn walk_all(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) {
 
 /// `__ftrace_hash_move_and_update_ops()`: `ops`'s filter (`notrace`
 /// false) or notrace hash becomes the functions of `new`, which is left
-/// empty for its owner to free. Returns 7.2's errno (`-EINVAL` for a
-/// notrace hash of an IPMODIFY ops, `-ENOMEM`, or the IPMODIFY refusal)
-/// with nothing changed.
+/// empty for its owner to free. Returns the errno C returns for it
+/// (`-EINVAL` for a notrace hash of an IPMODIFY ops, `-ENOMEM`, or the
+/// IPMODIFY refusal) with nothing changed.
 pub(crate) fn apply(ops: Ops<'_>, notrace: bool, new: KHash<'_>, lock: &FtraceLocked) -> Result {
     if change_refused(ops.flags(), notrace) {
         return Err(EINVAL);

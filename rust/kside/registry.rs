@@ -153,8 +153,8 @@ pub(crate) fn ftrace_enabled(_lock: &FtraceLocked) -> bool {
 /// `__register_ftrace_function()`: puts `ops` on the list (it is not
 /// started yet: its records are the caller's next step), saves its
 /// function, gives it the pid filter and its trampoline, and updates what
-/// the shared callers call. The refusals and their errnos are 7.2's;
-/// registering an enabled ops twice warns, as in 7.2.
+/// the shared callers call. The refusals and their errnos are those of C;
+/// registering an enabled ops twice warns, as in C.
 pub(crate) fn register(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error> {
     // The operations before this one have settled.
     crate::kside::update::settled(lock);
@@ -244,8 +244,8 @@ impl Starting<'_> {
 
     /// Back to before the ops joined the list (no record was accounted):
     /// off the list, not counted, not enabled, and its trampoline freed if
-    /// the ops is dynamic. 7.2 leaves `ADDING` set on such an ops; it is
-    /// cleared here too.
+    /// the ops is dynamic. The C code leaves `ADDING` set on such an ops;
+    /// it is cleared here too.
     fn roll_back(self) {
         let _ = unregister(self.ops, self.lock);
         start_up_add(-1, self.lock);
@@ -260,8 +260,8 @@ impl Starting<'_> {
     }
 
     /// ftrace was killed during the start-up: only take the ops off the
-    /// list, as 7.2 does, leaving the rest as it is, since undoing more
-    /// could do more damage.
+    /// list, as the C code does, leaving the rest as it is, since undoing
+    /// more could do more damage.
     fn abandon(self) {
         let _ = unregister(self.ops, self.lock);
     }
@@ -288,7 +288,7 @@ pub(crate) fn startup(ops: Ops<'_>, command: c_int, lock: &FtraceLocked) -> Resu
         Ok(true) => command |= bindings::FTRACE_UPDATE_CALLS as c_int,
         Ok(false) => {}
         Err(()) => {
-            // A reference count overflow, already logged: as 7.2's
+            // A reference count overflow, already logged: as C's
             // FTRACE_WARN_ON(), warn and stop ftrace.
             kernel::warn_on!(true);
             crate::kside::under_lock::kill(lock);
@@ -370,14 +370,14 @@ impl<'a> Leaving<'a> {
     /// released, not enabled. Also says whether a site must change.
     fn disable(self) -> (Stopped<'a>, bool) {
         start_up_add(-1, self.lock);
-        // 7.2 only warns on a negative count: the shared callers may stay
-        // enabled, which is not fatal.
+        // The C code only warns on a negative count: the shared callers
+        // may stay enabled, which is not fatal.
         kernel::warn_on!(start_up_count(self.lock) < 0);
         ipmodify::disable(self.ops, self.lock);
         let update = match account_walk(self.ops, false, self.lock) {
             Ok(update) => update,
             Err(()) => {
-                // An underflow, already logged: as 7.2's FTRACE_WARN_ON().
+                // An underflow, already logged: as C's FTRACE_WARN_ON().
                 kernel::warn_on!(true);
                 crate::kside::under_lock::kill(self.lock);
                 false
@@ -436,7 +436,7 @@ impl Removing<'_> {
 
 /// With no ops left on the list, no record may keep more than the bits
 /// that survive the last ops ([`registry::left_behind`]); each one that
-/// does is reported and ftrace is stopped, as 7.2 does.
+/// does is reported and ftrace is stopped, as the C code does.
 fn sweep(lock: &FtraceLocked) {
     if read_head(lock) != list_end() {
         return;
@@ -501,7 +501,7 @@ fn mark_removing(ops: Ops<'_>, on: bool, lock: &FtraceLocked) {
     set_removed_ops(on.then_some(ops), lock);
 }
 
-/// The start-up counter (7.2's `ftrace_start_up`): how many started ops
+/// The start-up counter (the C `ftrace_start_up`): how many started ops
 /// want the call sites live. The C readers (module load, the
 /// `ftrace_enabled` sysctl) ask [`start_up_count()`] through
 /// `rftrace_start_up()`.
@@ -526,8 +526,7 @@ pub(crate) fn disabled(_lock: &FtraceLocked) -> bool {
 /// `__unregister_ftrace_function()`: takes `ops` off the list (it has been
 /// stopped by the caller), updates what the shared callers call, and gives
 /// the ops its own function back. An ops that is not enabled is refused
-/// with a warning (`-EBUSY`), one not on the list with `-EPERM` (7.2's
-/// `-1`).
+/// with a warning (`-EBUSY`), one not on the list with `-EPERM` (C's `-1`).
 pub(crate) fn unregister(ops: Ops<'_>, lock: &FtraceLocked) -> Result<(), Error> {
     let flags = ops.flags();
     // The operations before this one have settled, unless this is the

@@ -43,18 +43,18 @@ use crate::{
 // functions.
 #[allow(improper_ctypes)]
 unsafe extern "C" {
-    /// 7.2's accounting of `ops` on `rec` (a copy: C writes only its
+    /// C's accounting of `ops` on `rec` (a copy: C writes only its
     /// flags); false on an overflow or underflow.
     pub(crate) safe fn ftrace_c_rec_account(
         rec: &mut bindings::dyn_ftrace,
         ops: Ops<'_>,
         inc: bool,
     ) -> bool;
-    /// 7.2's choice of the address `rec` is to call.
+    /// C's choice of the address `rec` is to call.
     pub(crate) safe fn ftrace_c_get_addr_new(rec: Rec<'_>) -> c_ulong;
-    /// 7.2's choice of the address `rec` calls now.
+    /// C's choice of the address `rec` calls now.
     pub(crate) safe fn ftrace_c_get_addr_curr(rec: Rec<'_>) -> c_ulong;
-    /// 7.2's single ops on `rec`, or null.
+    /// C's single ops on `rec`, or null.
     pub(crate) safe fn ftrace_c_find_unique_ops(rec: Rec<'_>) -> *mut bindings::ftrace_ops;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Sub-ops of a manager ops (function graph's users of Linux 7.2):
+//! Sub-ops of a manager ops (function graph's users):
 //! `ftrace_startup_subops()`, `ftrace_shutdown_subops()` and
 //! `ftrace_hash_move_and_update_subops()`.
 //!
@@ -196,7 +196,7 @@ pub(crate) fn shutdown(
         return Err(e);
     }
     // SAFETY: the manager is stopped and off the list; its hashes are
-    // freed and replaced by the empty ones, as 7.2 does.
+    // freed and replaced by the empty ones, as the C code does.
     unsafe { bindings::ftrace_c_subops_reset(manager.as_ptr()) };
     set_managed(subops, None);
     bump(&STATS.subops_stopped, 1);

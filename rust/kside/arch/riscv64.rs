@@ -15,9 +15,9 @@
 //!
 //! The kernel's text patching on riscv needs `text_mutex`. Every update
 //! of a live site comes with it held (between the arch prepare and
-//! post-process hooks, as in 7.2); the first initialisation of a site
+//! post-process hooks, as in C); the first initialisation of a site
 //! (boot, module load) does not, and takes it for its two stores, as
-//! 7.2's `ftrace_init_nop()` does.
+//! the C `ftrace_init_nop()` does.
 //!
 //! A leaf module with `unsafe` code.
 
