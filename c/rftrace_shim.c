@@ -390,8 +390,8 @@ nomem:
 /*
  * The direct-functions table (rust/kside/direct.rs), under direct_mutex: a
  * new table as wide as @table with its entries but those of @ops'
- * functions that call @addr (7.2's unregister_ftrace_direct() unlinks and
- * frees those in place, under readers of the table); NULL when out of
+ * functions that call @addr (upstream's unregister_ftrace_direct() unlinks
+ * and frees those in place, under readers of the table); NULL when out of
  * memory.
  */
 struct ftrace_hash *rftrace_shim_direct_table_without(struct ftrace_hash *table,

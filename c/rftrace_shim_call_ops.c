@@ -42,7 +42,7 @@ int ftrace_make_nop(struct module *mod, struct dyn_ftrace *rec,
 
 /*
  * The first stores at a site; riscv64's take text_mutex themselves in the
- * Rust core, as its 7.2 hook does.
+ * Rust core, as its upstream hook does.
  */
 int ftrace_init_nop(struct module *mod, struct dyn_ftrace *rec)
 {

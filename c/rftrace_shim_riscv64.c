@@ -27,7 +27,7 @@
 /*
  * The literal is data that ftrace_caller loads after the jalr ran: it needs
  * no instruction-cache maintenance, only to be visible before the jalr
- * store that follows it (the write barrier).  7.2 writes it with
+ * store that follows it (the write barrier).  Upstream writes it with
  * patch_text_nosync(), whose flush_icache_range() makes every hart
  * execute fence.i (an IPI or an SBI remote fence) once per site; the
  * arch update hook flushes once after the whole pass.

@@ -130,12 +130,12 @@ int rftrace_manager_hashes(struct ftrace_ops *ops, struct ftrace_hash **filter,
  * The ops registry; callers hold ftrace_lock.  rftrace_register_ops() and
  * rftrace_unregister_ops() are __register_ftrace_function() and
  * __unregister_ftrace_function() (the ops list, the ops' saved and pid
- * functions, its trampoline, then rftrace_update_function()), with 7.2's
- * errnos.  rftrace_update_function() is update_ftrace_function(): what
- * the shared callers call and the ops they pass.  rftrace_account_walk()
- * is __ftrace_hash_rec_update(): the accounting of @ops on every record
- * its hashes cover; 1 if a site needs updating, 0 if none, -1 after a
- * reference count overflow or underflow.
+ * functions, its trampoline, then rftrace_update_function()), with
+ * upstream's errnos.  rftrace_update_function() is
+ * update_ftrace_function(): what the shared callers call and the ops they
+ * pass.  rftrace_account_walk() is __ftrace_hash_rec_update(): the
+ * accounting of @ops on every record its hashes cover; 1 if a site needs
+ * updating, 0 if none, -1 after a reference count overflow or underflow.
  */
 int rftrace_register_ops(struct ftrace_ops *ops);
 int rftrace_unregister_ops(struct ftrace_ops *ops);
@@ -146,11 +146,11 @@ int rftrace_account_walk(struct ftrace_ops *ops, bool inc);
  * moves from the functions of @old_hash to those of @new_hash (NULL:
  * every function); @retarget: only its direct target changes.  Claims
  * and releases FTRACE_FL_IPMODIFY on the records, asks a direct ops'
- * ops_func where it meets a claim; 0 or 7.2's errno, nothing written
+ * ops_func where it meets a claim; 0 or upstream's errno, nothing written
  * when refused.
  */
 /*
- * The start-up counter (7.2's ftrace_start_up), kept by the Rust
+ * The start-up counter (upstream's ftrace_start_up), kept by the Rust
  * registry: how many started ops want the call sites live.  Under
  * ftrace_lock.
  */
@@ -161,8 +161,8 @@ int rftrace_ipmodify_update(struct ftrace_ops *ops,
 /*
  * ftrace_startup(): @ops joins the list, is enabled and accounted on its
  * records, then the update pass runs with @command (FTRACE_UPDATE_CALLS
- * added if a site changes); 0 or 7.2's errno, with the ops back where it
- * was if IPMODIFY refuses it.
+ * added if a site changes); 0 or upstream's errno, with the ops back where
+ * it was if IPMODIFY refuses it.
  */
 int rftrace_startup(struct ftrace_ops *ops, int command);
 /*
@@ -171,7 +171,7 @@ int rftrace_startup(struct ftrace_ops *ops, int command);
  * pass runs with @command (plus what the change needs) while @ops is
  * marked as being removed.  A dynamic ops is then released: with @rel the
  * grace-period waits and the trampoline are left to the caller, to do
- * after dropping ftrace_lock; without, they happen here.  0 or 7.2's
+ * after dropping ftrace_lock; without, they happen here.  0 or upstream's
  * errno.
  */
 struct ftrace_release;
@@ -182,7 +182,7 @@ int rftrace_shutdown(struct ftrace_ops *ops, int command,
  * hash of @ops, at @orig_hash, becomes the functions of @hash (left empty
  * for the caller to free); the ops and the ops sharing its hashes are
  * accounted again, and the update pass runs for the ops the sites follow.
- * 0 or 7.2's errno, with nothing changed.
+ * 0 or upstream's errno, with nothing changed.
  */
 int rftrace_hash_move_and_update(struct ftrace_ops *ops,
 				 struct ftrace_hash **orig_hash,
@@ -201,7 +201,7 @@ void rftrace_run_modify_code(struct ftrace_ops *ops, int command,
  * with its last, and otherwise follows the union of its sub-ops' hashes.
  * ftrace_hash_move_and_update_subops(): the filter or notrace hash of
  * @subops, at @orig_hash, becomes the functions of @hash, and its manager
- * follows.  0 or 7.2's errno, with nothing changed.
+ * follows.  0 or upstream's errno, with nothing changed.
  */
 int rftrace_startup_subops(struct ftrace_ops *ops, struct ftrace_ops *subops,
 			   int command);
@@ -213,13 +213,14 @@ int rftrace_subops_change(struct ftrace_ops *subops,
 /*
  * ftrace_update_manager(): the hashes of the manager @ops become the
  * union of its sub-ops' hashes again, after one of them changed in place
- * (a sub-ops sharing the hashes of an enabled ops).  0 or 7.2's errno.
+ * (a sub-ops sharing the hashes of an enabled ops).  0 or upstream's
+ * errno.
  */
 int rftrace_update_manager(struct ftrace_ops *ops);
 /*
  * register_ftrace_direct(), unregister_ftrace_direct() (@free_filters:
  * ftrace_free_filter() once stopped), modify_ftrace_direct() (@lock: take
- * direct_mutex; else the caller holds it): 0 or 7.2's errno.
+ * direct_mutex; else the caller holds it): 0 or upstream's errno.
  */
 int rftrace_register_direct(struct ftrace_ops *ops, unsigned long addr);
 int rftrace_unregister_direct(struct ftrace_ops *ops, unsigned long addr,
@@ -229,7 +230,7 @@ int rftrace_modify_direct(struct ftrace_ops *ops, unsigned long addr,
 /*
  * The batch direct interface: update_ftrace_direct_add(), _del() and
  * _mod() (@lock: take direct_mutex; else the caller holds it), each entry
- * of @hash naming its function's target: 0 or 7.2's errno.
+ * of @hash naming its function's target: 0 or upstream's errno.
  */
 int rftrace_update_direct_add(struct ftrace_ops *ops, struct ftrace_hash *hash);
 int rftrace_update_direct_del(struct ftrace_ops *ops, struct ftrace_hash *hash);
@@ -585,18 +586,18 @@ struct ftrace_ops *ftrace_c_direct_tmp_ops(struct ftrace_ops *ops,
  * *@err, and its grace-period waits are left in the returned record, for
  * ftrace_c_release_finish() once the caller has dropped direct_mutex;
  * NULL if no record could be had (the waits were then done under the
- * caller's lock, as in 7.2).  ftrace_c_release_finish() waits, frees what
- * the ops left (its trampoline) and the record; NULL does nothing.
+ * caller's lock, as upstream does).  ftrace_c_release_finish() waits, frees
+ * what the ops left (its trampoline) and the record; NULL does nothing.
  */
 struct ftrace_release;
 struct ftrace_release *ftrace_c_unregister_deferred(struct ftrace_ops *ops,
 						    int *err);
 void ftrace_c_release_finish(struct ftrace_release *rel);
 /*
- * The steps of the batch direct interface that stay C: 7.2's hash_add()
- * (a copy of @a with @b's entries, targets included) and hash_sub() (a
- * copy of @a without @b's functions); the empty table (EMPTY_HASH);
- * @ops' filter, NULL before its first
+ * The steps of the batch direct interface that stay C: upstream's
+ * hash_add() (a copy of @a with @b's entries, targets included) and
+ * hash_sub() (a copy of @a without @b's functions); the empty table
+ * (EMPTY_HASH); @ops' filter, NULL before its first
  * registration; @ops made a batch direct ops tracing @filter (@on), or
  * back to @filter with no function after a failed start-up;
  * register_ftrace_function_nolock(); ftrace_update_ops() with an empty
