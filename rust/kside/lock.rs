@@ -29,7 +29,10 @@
 //! ask about the mutexes, made in one place for all three.
 
 use core::{
-    cell::UnsafeCell,
+    cell::{
+        Cell,
+        UnsafeCell, //
+    },
     marker::PhantomData, //
 };
 
@@ -237,7 +240,7 @@ pub(crate) type DirectLocked = Locked<DirectMutex>;
 /// [`FtraceCell::set()`], which take a [`FtraceLocked`]: every access
 /// happens with `ftrace_lock` held, so no two overlap.
 pub(crate) struct FtraceCell<T> {
-    value: UnsafeCell<T>,
+    value: Cell<T>,
 }
 
 // SAFETY: every access is serialised by ftrace_lock (type invariants), and
@@ -248,21 +251,18 @@ impl<T: Copy> FtraceCell<T> {
     /// A cell holding `value`.
     pub(crate) const fn new(value: T) -> Self {
         FtraceCell {
-            value: UnsafeCell::new(value),
+            value: Cell::new(value),
         }
     }
 
     /// The value.
     pub(crate) fn get(&self, _lock: &FtraceLocked) -> T {
-        // SAFETY: ftrace_lock is held, so no other access overlaps (type
-        // invariants); the value is copied out.
-        unsafe { *self.value.get() }
+        self.value.get()
     }
 
     /// Replaces the value.
     pub(crate) fn set(&self, _lock: &FtraceLocked, value: T) {
-        // SAFETY: as in `get()`; no reference into the cell exists.
-        unsafe { *self.value.get() = value };
+        self.value.set(value);
     }
 }
 
@@ -285,8 +285,8 @@ impl<T: Copy> FtraceCell<T> {
 /// is true only while `busy` is.
 pub(crate) struct FtraceState<T> {
     value: UnsafeCell<T>,
-    busy: UnsafeCell<bool>,
-    missed: UnsafeCell<bool>,
+    busy: Cell<bool>,
+    missed: Cell<bool>,
     reset: fn(&mut T),
 }
 
@@ -300,8 +300,8 @@ impl<T> FtraceState<T> {
     pub(crate) const fn new(value: T, reset: fn(&mut T)) -> Self {
         FtraceState {
             value: UnsafeCell::new(value),
-            busy: UnsafeCell::new(false),
-            missed: UnsafeCell::new(false),
+            busy: Cell::new(false),
+            missed: Cell::new(false),
             reset,
         }
     }
@@ -311,27 +311,22 @@ impl<T> FtraceState<T> {
     /// kernel is told (an error, not a warning: a test makes one), and the
     /// value is reset when that caller's closure returns.
     pub(crate) fn with<R>(&self, _lock: &FtraceLocked, f: impl FnOnce(&mut T) -> R) -> Option<R> {
-        // SAFETY: ftrace_lock is held, so no other task accesses `busy`
-        // or `missed` (type invariants); no reference to them is kept.
-        if unsafe { *self.busy.get() } {
+        if self.busy.get() {
             kernel::pr_err!("state lent twice; resetting it\n");
-            // SAFETY: as above; `busy` is true.
-            unsafe { *self.missed.get() = true };
+            self.missed.set(true);
             return None;
         }
-        // SAFETY: as above.
-        unsafe { *self.busy.get() = true };
-        // SAFETY: ftrace_lock is held and `busy` was false: no other
-        // reference to the value exists, and none is made until `busy` is
-        // false again, after `f` returns.
+        self.busy.set(true);
+        // SAFETY: ftrace_lock is held (so no other task is here: type
+        // invariants) and `busy` was false: no other reference to the
+        // value exists, and none is made until `busy` is false again,
+        // after `f` returns.
         let value = unsafe { &mut *self.value.get() };
         let r = f(&mut *value);
-        // SAFETY: as for the first access.
-        if unsafe { core::ptr::replace(self.missed.get(), false) } {
+        if self.missed.replace(false) {
             (self.reset)(value);
         }
-        // SAFETY: as for the first access.
-        unsafe { *self.busy.get() = false };
+        self.busy.set(false);
         Some(r)
     }
 
@@ -339,7 +334,6 @@ impl<T> FtraceState<T> {
     /// began: for the test that a nested call is caught.
     #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
     pub(crate) fn missed(&self, _lock: &FtraceLocked) -> bool {
-        // SAFETY: ftrace_lock is held (type invariants); a copy is read.
-        unsafe { *self.missed.get() }
+        self.missed.get()
     }
 }
