@@ -137,14 +137,14 @@ break_def() { # NAME
 		BREAK_EXPECT=panic-check ;;
 	compare-blind)
 		BREAK_WHAT="the shadow comparator never sees a difference"
-		BREAK_FILE=rust/kside/update.rs
+		BREAK_FILE=rust/kside/shadow.rs
 		BREAK_PERL='s/\n    d\n\}\n/\n    let _ = d;\n    Differences::default()\n}\n/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=kunit:the_shadow_comparator_sees_each_difference ;;
 	shadow-skipped)
 		BREAK_WHAT="the update pass goes around the shadow comparator"
-		BREAK_FILE=rust/kside/update.rs
-		BREAK_PERL='s/(pub\(crate\) fn shadow\(rec: Rec<\x27_>, enable: bool, decision: &Decision, facts: Option<&Facts>\) \{\n    if )!cfg!\(CONFIG_FTRACE_RUST_CORE_SHADOW\)/${1}true/'
+		BREAK_FILE=rust/kside/shadow.rs
+		BREAK_PERL='s/(pub\(crate\) fn record\(rec: Rec<\x27_>, enable: bool, decision: &Decision, facts: Option<&Facts>\) \{\n    if )!ON/${1}true/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;
 	decision-modified)
@@ -161,7 +161,7 @@ break_def() { # NAME
 		BREAK_EXPECT=selftest:fgraph-notrace-covers-filter.tc ;;
 	consistency-skips-head)
 		BREAK_WHAT="the registry consistency check leaves the first ops of the list out"
-		BREAK_FILE=rust/kside/update.rs
+		BREAK_FILE=rust/kside/shadow.rs
 		BREAK_PERL='s/(let mut users = Users::none\(\);\n\s+let mut op = )list\.head\(\);/${1}list.head().and_then(|h| list.next(h));/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:rust-core-patches-sites.tc ;;

@@ -18,7 +18,6 @@ use crate::{
     kside::record::Rec,
     kside::stats::{
         bump,
-        shadow_diff,
         STATS, //
     },
     rfcore::{
@@ -88,26 +87,7 @@ impl<'a> Accounting<'a> {
         {
             self.survivor_rule = self.survivor_rule.saturating_add(1);
         }
-        if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-            let (c_ok, c_flags) = crate::kside::shadow::c_account(rec, self.ops, self.inc);
-            STATS.shadow_checks.add(1, Relaxed);
-            let same = match result {
-                Ok(flags) => c_ok && c_flags == flags,
-                Err(_) => !c_ok,
-            };
-            if !same {
-                shadow_diff(format_args!(
-                    "accounting differs for {:#x} flags {:#x} inc {} ops {:?}: Rust {:?}, C {} {:#x}",
-                    rec.ip(),
-                    before.raw(),
-                    self.inc,
-                    props,
-                    result,
-                    c_ok,
-                    c_flags.raw()
-                ));
-            }
-        }
+        crate::kside::shadow::account(rec, self.ops, self.inc, before, &props, &result);
         match result {
             Ok(flags) => {
                 rec.set_flags(flags);
@@ -144,20 +124,7 @@ impl Drop for Accounting<'_> {
 pub(crate) fn choose_target(rec: Rec<'_>, new: bool) -> u64 {
     let addr = crate::kside::select::select_addr(rec, new);
     STATS.selected.add(1, Relaxed);
-    if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-        let c = crate::kside::shadow::c_select_addr(rec, new);
-        STATS.shadow_checks.add(1, Relaxed);
-        if c != addr {
-            shadow_diff(format_args!(
-                "target differs for {:#x} flags {:#x} new {}: Rust {:#x}, C {:#x}",
-                rec.ip(),
-                rec.flags().raw(),
-                new,
-                addr,
-                c
-            ));
-        }
-    }
+    crate::kside::shadow::target(rec, new, addr);
     addr
 }
 
@@ -165,18 +132,7 @@ pub(crate) fn choose_target(rec: Rec<'_>, new: bool) -> u64 {
 /// site, or null, with the shadow check.
 pub(crate) fn find_unique_ops(rec: Rec<'_>) -> *mut bindings::ftrace_ops {
     let rust = crate::kside::select::unique_ops(rec);
-    let c = crate::kside::shadow::unique_ops(rec, rust);
-    if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-        STATS.shadow_checks.add(1, Relaxed);
-        if rust != c {
-            shadow_diff(format_args!(
-                "unique ops differs for {:#x}: Rust {:p}, C {:p}",
-                rec.ip(),
-                rust,
-                c
-            ));
-        }
-    }
+    crate::kside::shadow::unique(rec, rust);
     rust
 }
 
@@ -195,7 +151,7 @@ pub(crate) fn check_record(rec: Rec<'_>, enable: bool, update: bool) -> Decision
 pub(crate) fn decide_record(rec: Rec<'_>, enable: bool, update: bool) -> Decision {
     let decision = decide(rec.flags(), enable);
     // The one comparator, as in the update pass.
-    crate::kside::update::shadow(rec, enable, &decision, None);
+    crate::kside::shadow::record(rec, enable, &decision, None);
     if update && decision.update != Update::Ignore {
         rec.set_flags(decision.flags);
     }

@@ -38,10 +38,7 @@ use kernel::{
         c_ulong,
         c_void, //
     },
-    sync::{
-        atomic::Relaxed,
-        rcu, //
-    }, //
+    sync::rcu, //
 };
 
 use crate::{
@@ -74,7 +71,6 @@ use crate::{
     kside::registry,
     kside::stats::{
         bump,
-        shadow_diff,
         STATS, //
     },
     kside::subops,
@@ -313,21 +309,7 @@ pub(crate) extern "C" fn rftrace_lookup_rec(
     // read-side section lasts.
     let rcu = rcu::read_lock();
     let rec = pages::lookup(s, e, &rcu);
-    if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-        let c = crate::kside::shadow::c_lookup_rec(s, e, &rcu);
-        STATS.shadow_checks.add(1, Relaxed);
-        let same = if s == e {
-            c == rec
-        } else {
-            c.is_null() == rec.is_null()
-        };
-        if !same {
-            shadow_diff(format_args!(
-                "lookup of [{:#x}, {:#x}]: Rust {:p}, C {:p}",
-                s, e, rec, c
-            ));
-        }
-    }
+    crate::kside::shadow::lookup(s, e, rec, &rcu);
     drop(rcu);
     rec
 }
@@ -410,16 +392,7 @@ pub(crate) unsafe extern "C" fn rftrace_remove_range(
         let taken =
             unsafe { pages::remove_range(head.cast(), tail.cast(), s, e, each, data, lock) };
         crate::kside::siteset::forget_range(s, e, lock);
-        if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) && s <= e {
-            let left = crate::kside::shadow::c_lookup_rec(s, e, &rcu::read_lock());
-            STATS.shadow_checks.add(1, Relaxed);
-            if !left.is_null() {
-                shadow_diff(format_args!(
-                    "records left in [{:#x}, {:#x}] after removal",
-                    s, e
-                ));
-            }
-        }
+        crate::kside::shadow::removed(s, e);
         hand_over(taken, last, records)
     })
     .unwrap_or(core::ptr::null_mut())

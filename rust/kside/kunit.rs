@@ -519,7 +519,7 @@ mod tests {
     #[test]
     fn the_shadow_comparator_sees_each_difference() {
         use crate::{
-            kside::update::compare,
+            kside::shadow::compare,
             rfcore::{
                 record::Update,
                 update::Facts, //
@@ -598,7 +598,7 @@ mod tests {
             // Neither touched the list, and the shared callers' choice is the
             // one the kernel's C code makes from it.
             assert_eq!(registry::trace_function(lock), head);
-            assert_eq!(registry::c_trace_function(lock), head);
+            assert_eq!(crate::kside::shadow::c_trace_function(lock), head);
         });
     }
 

@@ -57,7 +57,6 @@ use crate::{
     kside::siteset,
     kside::stats::{
         bump,
-        shadow_diff,
         STATS, //
     },
     rfcore::filter::FnSet,
@@ -576,27 +575,12 @@ pub(crate) fn trace_function(lock: &FtraceLocked) -> (u32, *mut bindings::ftrace
     (which, op)
 }
 
-/// The choice the kernel's C code makes from the list, for the shadow
-/// mode and KUnit.
-pub(crate) fn c_trace_function(lock: &FtraceLocked) -> (u32, *mut bindings::ftrace_ops) {
-    crate::kside::under_lock::c_trace_function(lock)
-}
-
 /// `update_ftrace_function()`: sets what the shared callers call, and the
 /// ops they pass. In the shadow build the kernel's own choice is computed
 /// beside it and a difference counted.
 pub(crate) fn update_function(lock: &FtraceLocked) {
     let (which, op) = trace_function(lock);
-    if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-        let (c_which, c_op) = c_trace_function(lock);
-        STATS.shadow_checks.add(1, Relaxed);
-        if (c_which, c_op) != (which, op) {
-            shadow_diff(format_args!(
-                "trace function: Rust {} with {:p}, C {} with {:p}",
-                which, op, c_which, c_op
-            ));
-        }
-    }
+    crate::kside::shadow::trace_function(lock, which, op);
     // SAFETY: under ftrace_lock; `op` is the end marker or an ops on the
     // list.
     unsafe { bindings::ftrace_c_set_trace_function(op, which) };

@@ -114,7 +114,7 @@ pub(crate) fn select_addr(rec: Rec<'_>, new: bool) -> u64 {
 }
 
 /// The single ops on `rec` (`ftrace_find_unique_ops()`), by Rust (by C:
-/// `kside::shadow::unique_ops()`).
+/// `kside::shadow::c_unique_ops()`).
 pub(crate) fn unique_ops(rec: Rec<'_>) -> *mut bindings::ftrace_ops {
     let mut list = KernelOpsList::new(rec.lock());
     select::unique_ops(&mut list, rec.ip()).map_or(core::ptr::null_mut(), |o| o.as_ptr())

@@ -9,8 +9,7 @@
 
 use kernel::{
     bindings,
-    ffi::c_char,
-    sync::atomic::Relaxed, //
+    ffi::c_char, //
 };
 
 use crate::{
@@ -18,7 +17,6 @@ use crate::{
     kside::module::Module,
     kside::stats::{
         bump,
-        shadow_diff,
         STATS, //
     },
     rfcore::table::{
@@ -118,18 +116,6 @@ pub(crate) fn scan_call_sites(
     let report = scan_locs(module, list, call_site);
     let refused = report.refused();
     bump(&STATS.sites_refused, refused);
-    if cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-        STATS.shadow_checks.add(1, Relaxed);
-        // C would make working records of these. (Of a misaligned site it
-        // makes a record at address 0, whose initialisation fails and
-        // stops ftrace: refusing it is the intended difference.)
-        let differ = report.duplicate.saturating_add(report.out_of_text);
-        if differ != 0 {
-            shadow_diff(format_args!(
-                "call-site list: Rust refused {} sites the C code would keep",
-                differ
-            ));
-        }
-    }
+    crate::kside::shadow::call_site_list(&report);
     report
 }

@@ -2,9 +2,10 @@
 
 //! The kernel side of the one update pass ([`crate::rfcore::update`]),
 //! common to the architectures: the record table as the pass walks it,
-//! the one ops-list walk per changed record, the shadow comparator, the
-//! plans kept between the check and the write pass, the failure reports
-//! and the errno map.
+//! the one ops-list walk per changed record, the plans kept between the
+//! check and the write pass, the failure reports and the errno map. The
+//! shadow build's checks of a pass are `kside::shadow`'s, called once
+//! before it, once per record and once after it.
 //!
 //! The architectures (`kside/arch/x86.rs`, `kside/arch/arm64.rs`) only implement
 //! [`Arch`]: plan, check, write, flush.
@@ -44,19 +45,9 @@ use crate::{
         report_problem,
         KernelCallers, //
     },
-    kside::stats::{
-        shadow_diff,
-        STATS, //
-    },
+    kside::stats::STATS,
     rfcore::{
-        consistency::{
-            self,
-            Users, //
-        },
-        flags::{
-            RecFlags,
-            CALL_OPS_EN, //
-        },
+        flags::RecFlags,
         record::{
             BugType,
             Decision,
@@ -64,8 +55,7 @@ use crate::{
         },
         select::{
             self,
-            Need,
-            OpsList, //
+            Need, //
         },
         update::{
             self,
@@ -183,7 +173,7 @@ pub(crate) fn quarantine(rec: Rec<'_>, update: Update, failure: &Failure) {
 fn account(c: &Counts) {
     let bump = crate::kside::stats::bump;
     bump(&STATS.walked, c.walked);
-    // Every record decided on was shown to the comparator (`shadow()`).
+    // Every record decided on was shown to the comparator (`shadow::record()`).
     bump(&STATS.checks, c.walked);
     bump(&STATS.make_call, c.make_call);
     bump(&STATS.modify_call, c.modify_call);
@@ -253,7 +243,7 @@ impl<'a> Records for KernelRecords<'a> {
     }
 
     fn shadow(&mut self, rec: Rec<'a>, enable: bool, decision: &Decision, facts: Option<&Facts>) {
-        shadow(rec, enable, decision, facts);
+        crate::kside::shadow::record(rec, enable, decision, facts);
     }
 
     fn report(&mut self, rec: Rec<'a>, update: Update, failure: &Failure) {
@@ -294,152 +284,11 @@ fn gather<'a>(list: &mut KernelOpsList<'a>, rec: Rec<'a>, need: Need) -> Facts {
     Facts::from_gathered(rec.ip(), flags, &g, |op| op.as_ptr() as usize as u64)
 }
 
-/// What the comparator found different between Rust and C on one record.
-#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
-pub(crate) struct Differences {
-    /// The decision (update and new flags) against `ftrace_check_record()`.
-    pub(crate) decision: bool,
-    /// The new and current targets gathered against
-    /// `ftrace_get_addr_new/curr()`.
-    pub(crate) targets: bool,
-    /// The unique ops against `ftrace_find_unique_ops()`.
-    pub(crate) unique: bool,
-}
-
-impl Differences {
-    pub(crate) fn any(&self) -> bool {
-        self.decision || self.targets || self.unique
-    }
-}
-
-/// The one comparator: the decision on `rec` against the kernel's C
-/// `ftrace_check_record()` on a copy, and the facts gathered for it against
-/// C's `ftrace_get_addr_new()`, `ftrace_get_addr_curr()` and
-/// `ftrace_find_unique_ops()`: every fact the plan was made from. Records
-/// nothing; [`shadow`] does.
-pub(crate) fn compare(
-    rec: Rec<'_>,
-    enable: bool,
-    decision: &Decision,
-    facts: Option<&Facts>,
-) -> Differences {
-    let (c_verdict, c_flags) = rec.c_decision(enable);
-    let mut d = Differences {
-        decision: c_verdict != decision.update as c_int || c_flags != decision.flags,
-        ..Differences::default()
-    };
-    if let Some(f) = facts {
-        let new_differs = f
-            .new
-            .is_some_and(|new| new != crate::kside::shadow::c_select_addr(rec, true));
-        let curr_differs = f
-            .curr
-            .is_some_and(|curr| curr != crate::kside::shadow::c_select_addr(rec, false));
-        d.targets = new_differs || curr_differs;
-        if let Some(unique) = f.unique {
-            let c = crate::kside::shadow::c_unique_ops(rec);
-            d.unique = c as usize as u64 != unique;
-        }
-    }
-    d
-}
-
-/// The shadow mode's hook of the update pass, called once for every record
-/// a pass decides on: [`compare`], counted, and any difference logged.
-pub(crate) fn shadow(rec: Rec<'_>, enable: bool, decision: &Decision, facts: Option<&Facts>) {
-    if !cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-        return;
-    }
-    STATS.shadow_checks.add(1, Relaxed);
-    STATS.pass_shadow.add(1, Relaxed);
-    let d = compare(rec, enable, decision, facts);
-    if d.any() {
-        shadow_diff(format_args!(
-            "update pass differs for {:#x} flags {:#x} enable {}: {:?}, Rust {:?} -> {:#x}, facts {:?}",
-            rec.ip(),
-            rec.flags().raw(),
-            enable,
-            d,
-            decision.update,
-            decision.flags.raw(),
-            facts
-        ));
-    }
-}
-
-/// The registry's consistency check ([`crate::rfcore::consistency`]), in
-/// the shadow build before every update pass and when an ops joins or
-/// leaves the list (so after every registry operation that went before
-/// it): each record's count and
-/// request bits against the enabled ops that cover it now, from one walk
-/// of the ops list per record. A difference is counted
-/// (`consistency_differences`) and the first few are logged.
 /// A registry operation is over: its staged per-site sets are published,
 /// and the shadow build checks the whole accounting.
 pub(crate) fn settled(lock: &FtraceLocked) {
     crate::kside::siteset::publish(lock);
-    consistency(lock);
-}
-
-pub(crate) fn consistency(lock: &FtraceLocked) {
-    if !cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
-        return;
-    }
-    let mut want: KVVec<usize> = KVVec::new();
-    let mut got: KVVec<usize> = KVVec::new();
-    let mode = crate::kside::ops::call_ops_mode();
-    let mut recs = KernelRecords::new(lock);
-    let mut list = KernelOpsList::new(lock);
-    let mut at = recs.first();
-    while let Some(cursor) = at {
-        let rec = recs.record(cursor);
-        let flags = rec.flags();
-        // Not accounted by the kernel either (`skip_record()`).
-        if crate::rfcore::registry::walk_takes(flags) {
-            let mut users = Users::none();
-            let mut op = list.head();
-            want.clear();
-            let mut listed = true;
-            while let Some(o) = op {
-                if o.enabled() && list.covers(o, rec.ip()) {
-                    let (props, ipmodify) = o.props();
-                    users.add(props, ipmodify);
-                    listed &= want.push(o.as_ptr() as usize, GFP_KERNEL).is_ok();
-                }
-                op = list.next(o);
-            }
-            // The site's published set, if any, is exactly those ops.
-            if listed && crate::kside::siteset::published(rec.ip(), &mut got, lock) == Ok(true) {
-                STATS.consistency_checks.add(1, Relaxed);
-                if !got.iter().eq(want.iter()) {
-                    crate::kside::stats::consistency_diff(format_args!(
-                        "{:#x}: published set {:x?}, the ops covering it {:x?}",
-                        rec.ip(),
-                        &*got,
-                        &*want
-                    ));
-                }
-            }
-            STATS.consistency_checks.add(1, Relaxed);
-            let m = consistency::check(flags, &users, mode);
-            if m.any() {
-                crate::kside::stats::consistency_diff(format_args!(
-                    "{:#x} flags {:#x}, {} enabled ops cover it: {:?}",
-                    rec.ip(),
-                    flags.raw(),
-                    users.count(),
-                    m
-                ));
-            }
-        }
-        at = recs.next(cursor);
-    }
-    // Every set a literal names at a site that wants another is marked
-    // stale, and no other set is.
-    STATS.consistency_checks.add(1, Relaxed);
-    if let Err(at) = crate::kside::siteset::check_stale(lock) {
-        crate::kside::stats::consistency_diff(format_args!("stale mark wrong at {at:#x}"));
-    }
+    crate::kside::shadow::consistency(lock);
 }
 
 /// The plans kept between the check pass and the write pass.
@@ -547,51 +396,11 @@ pub(crate) fn replace_all<A: Arch>(lock: &FtraceLocked, arch: &mut A, enable: bo
     let mut counts = Counts::default();
     settled(lock);
     let _ = update::update_all(&mut recs, arch, &mut store, enable, &mut counts);
-    literals(&mut recs, arch);
+    crate::kside::shadow::literals(lock, &mut recs, arch);
     // The walks of this pass; `ops_list_walks` gets them when `recs` goes.
     crate::kside::stats::bump(&STATS.pass_walks, recs.list.walks());
     STATS.passes.add(1, Relaxed);
     account(&counts);
-}
-
-/// The shadow mode's check after a whole-table pass on `CALL_OPS`
-/// architectures: the literal of every record's site, read from the text,
-/// holds what the record's flags, its unique ops and its published set
-/// say ([`Arch::literal_holds`]). A literal the pass should have written
-/// and did not, or one naming a set other than the site's, is a shadow
-/// difference. The published set itself is checked against the ops that
-/// cover the site by [`consistency`].
-fn literals<A: Arch>(recs: &mut KernelRecords<'_>, arch: &mut A) {
-    if !cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) || !A::CALL_OPS {
-        return;
-    }
-    let lock = recs.lock;
-    let mut at = recs.first();
-    while let Some(cursor) = at {
-        let rec = recs.record(cursor);
-        let flags = rec.flags();
-        if crate::rfcore::registry::walk_takes(flags) {
-            let unique = if flags.count() == 1 && flags.any(CALL_OPS_EN) {
-                recs.unique(rec)
-            } else {
-                None
-            };
-            let set = crate::kside::siteset::literal_want(rec.ip(), lock);
-            if let Some((now, want)) = arch.literal_holds(rec.ip(), flags, unique, set) {
-                STATS.shadow_checks.add(1, Relaxed);
-                if now != want {
-                    shadow_diff(format_args!(
-                        "literal of {:#x} flags {:#x} holds {:#x}, must hold {:#x}",
-                        rec.ip(),
-                        flags.raw(),
-                        now,
-                        want
-                    ));
-                }
-            }
-        }
-        at = recs.next(cursor);
-    }
 }
 
 /// `__ftrace_replace_code()`: one record, the generic way; 0 or -errno

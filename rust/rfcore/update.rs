@@ -482,16 +482,16 @@ fn plan_checked<R: Records, A: Arch>(
     decision: &Decision,
     counts: &mut Counts,
 ) -> Option<Result<Checked<A::Change>, Failure>> {
-    if decision.update == Update::Ignore {
-        recs.shadow(rec, enable, decision, None);
+    let facts =
+        (decision.update != Update::Ignore).then(|| gather::<R, A>(recs, rec, decision, counts));
+    recs.shadow(rec, enable, decision, facts.as_ref());
+    let Some(facts) = facts else {
         let facts = literal_due::<R, A>(recs, rec, decision, counts)?;
         return Some(
             arch.plan_literal(&facts, decision)
                 .and_then(|change| Checked::check(arch, change)),
         );
-    }
-    let facts = gather::<R, A>(recs, rec, decision, counts);
-    recs.shadow(rec, enable, decision, Some(&facts));
+    };
     Some(
         arch.plan(&facts, decision)
             .and_then(|change| Checked::check(arch, change)),
@@ -767,8 +767,10 @@ pub fn update_one<R: Records, A: Arch>(
 ) -> Result<Update, Failure> {
     bump(&mut counts.walked);
     let decision = decide(recs.flags(rec), enable);
-    if decision.update == Update::Ignore {
-        recs.shadow(rec, enable, &decision, None);
+    let facts =
+        (decision.update != Update::Ignore).then(|| gather::<R, A>(recs, rec, &decision, counts));
+    recs.shadow(rec, enable, &decision, facts.as_ref());
+    let Some(facts) = facts else {
         let Some(facts) = literal_due::<R, A>(recs, rec, &decision, counts) else {
             return Ok(Update::Ignore);
         };
@@ -786,9 +788,7 @@ pub fn update_one<R: Records, A: Arch>(
                 Err(failure)
             }
         };
-    }
-    let facts = gather::<R, A>(recs, rec, &decision, counts);
-    recs.shadow(rec, enable, &decision, Some(&facts));
+    };
     let result = arch.plan(&facts, &decision).and_then(|change| {
         recs.store_flags(rec, decision.flags);
         let change = Checked::check(arch, change)?;
