@@ -85,3 +85,11 @@ config_only_off() {
 	done < <(grep -v '^#' "$top/selftests/expected/config-only.list")
 	echo "$out"
 }
+
+# kunit_clean LOG: true if the core's KUnit suites (rftrace_<module>, one
+# summary line "# rftrace_X: pass:N fail:N ..." each) ran in LOG with at
+# least one case passed and none failed.
+kunit_clean() {
+	tr -d '\r' <"$1" | sed -n 's/.*# rftrace_[a-z0-9_]*: pass:\([0-9]*\) fail:\([0-9]*\).*/\1 \2/p' |
+		awk '{ p += $1; f += $2 } END { exit !(NR > 0 && p > 0 && f == 0) }'
+}

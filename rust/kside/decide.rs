@@ -158,3 +158,6 @@ pub(crate) fn decide_record(rec: Rec<'_>, enable: bool, update: bool) -> Decisio
     crate::kside::record::set_bug_type(rec.lock(), decision.update.bug_type());
     decision
 }
+
+#[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
+mod kunit;

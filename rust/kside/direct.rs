@@ -933,3 +933,6 @@ pub(crate) fn register_locked(ops: CallOps<'_>, addr: u64) -> c_int {
             .map_or_else(|e| e.to_errno(), |()| 0)
     })
 }
+
+#[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
+mod kunit;

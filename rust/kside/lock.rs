@@ -337,3 +337,6 @@ impl<T> FtraceState<T> {
         self.missed.get()
     }
 }
+
+#[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
+mod kunit;

@@ -8,9 +8,11 @@
 //! for one record (`decide`, `select`), the update pass (`update`) and
 //! each architecture's text writes (`arch`). Each implements the
 //! `rfcore` module of the same name where there is one. `shadow` holds the
-//! kernel's C logic that the shadow build compares with; `shim`,
-//! `under_lock` and `abi` the C functions the core calls and the views
-//! that cross the boundary; `stats` the counters.
+//! shadow build's checks (one call from each place checked) and the
+//! kernel's C logic they compare with; `shim`, `under_lock` and `abi` the
+//! C functions the core calls and the views that cross the boundary;
+//! `stats` the counters. A module's KUnit suite is its child `kunit`;
+//! `kunit` here holds what the suites share.
 
 pub(crate) mod abi;
 pub(crate) mod arch;

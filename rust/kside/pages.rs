@@ -984,3 +984,6 @@ pub(crate) unsafe fn remove_range(
     });
     table.into_taken(out.records)
 }
+
+#[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
+mod kunit;

@@ -204,3 +204,6 @@ crate::kside::abi::same_prototype!(
     ftrace_get_addr_new,
     fn(Rec<'static>) -> c_ulong
 );
+
+#[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
+mod kunit;

@@ -670,3 +670,6 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
         Ok(update)
     }
 }
+
+#[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
+mod kunit;

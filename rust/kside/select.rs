@@ -119,3 +119,6 @@ pub(crate) fn unique_ops(rec: Rec<'_>) -> *mut bindings::ftrace_ops {
     let mut list = KernelOpsList::new(rec.lock());
     select::unique_ops(&mut list, rec.ip()).map_or(core::ptr::null_mut(), |o| o.as_ptr())
 }
+
+#[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
+mod kunit;

@@ -526,3 +526,6 @@ pub(crate) fn c_lookup_rec(
     // after an RCU grace period, which `_rcu` holds off.
     unsafe { bindings::ftrace_c_lookup_rec(c_word(start), c_word(end)) }
 }
+
+#[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
+mod kunit;

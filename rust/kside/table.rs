@@ -119,3 +119,6 @@ pub(crate) fn scan_call_sites(
     crate::kside::shadow::call_site_list(&report);
     report
 }
+
+#[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
+mod kunit;

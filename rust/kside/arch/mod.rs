@@ -104,3 +104,6 @@ pub(crate) fn make_nop(module: Module<'_>, rec: Rec<'_>, addr: u64, init: bool) 
     };
     update::single(rec, arch, op)
 }
+
+#[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
+mod kunit;
