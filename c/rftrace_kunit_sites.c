@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Patch sites for the Rust core's KUnit tests of the batch direct
- * interface (rust/kside/direct/kunit.rs): two traced functions and two
+ * interface (rust/kside/direct/tests.rs): two traced functions and two
  * targets.
  * Nothing calls any of them: the tests make the sites of the first two
  * call the targets directly, add, retarget and remove them, and look at

@@ -160,4 +160,4 @@ pub(crate) fn decide_record(rec: Rec<'_>, enable: bool, update: bool) -> Decisio
 }
 
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
-mod kunit;
+mod tests;

@@ -935,4 +935,4 @@ pub(crate) fn register_locked(ops: CallOps<'_>, addr: u64) -> c_int {
 }
 
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
-mod kunit;
+mod tests;

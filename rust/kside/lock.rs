@@ -339,4 +339,4 @@ impl<T> FtraceState<T> {
 }
 
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
-mod kunit;
+mod tests;

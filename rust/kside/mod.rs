@@ -11,8 +11,8 @@
 //! shadow build's checks (one call from each place checked) and the
 //! kernel's C logic they compare with; `shim`, `under_lock` and `abi` the
 //! C functions the core calls and the views that cross the boundary;
-//! `stats` the counters. A module's KUnit suite is its child `kunit`;
-//! `kunit` here holds what the suites share.
+//! `stats` the counters. A module's KUnit suite is its child `tests`
+//! (`record/tests.rs`, ...); `tests` here holds what the suites share.
 
 pub(crate) mod abi;
 pub(crate) mod arch;
@@ -22,8 +22,6 @@ pub(crate) mod direct;
 pub(crate) mod entry;
 pub(crate) mod filter;
 pub(crate) mod ipmodify;
-#[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
-mod kunit;
 pub(crate) mod lock;
 pub(crate) mod module;
 pub(crate) mod ops;
@@ -38,5 +36,7 @@ pub(crate) mod siteset;
 pub(crate) mod stats;
 pub(crate) mod subops;
 pub(crate) mod table;
+#[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
+mod tests;
 pub(crate) mod under_lock;
 pub(crate) mod update;

@@ -986,4 +986,4 @@ pub(crate) unsafe fn remove_range(
 }
 
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
-mod kunit;
+mod tests;

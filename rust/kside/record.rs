@@ -206,4 +206,4 @@ crate::kside::abi::same_prototype!(
 );
 
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
-mod kunit;
+mod tests;

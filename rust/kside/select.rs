@@ -121,4 +121,4 @@ pub(crate) fn unique_ops(rec: Rec<'_>) -> *mut bindings::ftrace_ops {
 }
 
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
-mod kunit;
+mod tests;

@@ -528,4 +528,4 @@ pub(crate) fn c_lookup_rec(
 }
 
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
-mod kunit;
+mod tests;

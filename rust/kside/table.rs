@@ -121,4 +121,4 @@ pub(crate) fn scan_call_sites(
 }
 
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
-mod kunit;
+mod tests;

@@ -106,4 +106,4 @@ pub(crate) fn make_nop(module: Module<'_>, rec: Rec<'_>, addr: u64, init: bool) 
 }
 
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]
-mod kunit;
+mod tests;

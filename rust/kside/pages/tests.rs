@@ -7,7 +7,7 @@
 use kernel::prelude::*;
 
 #[kunit_tests(rftrace_pages)]
-mod tests {
+mod kunit {
     use kernel::bindings;
 
     use crate::kside::lock::FtraceLocked;

@@ -5,7 +5,7 @@
 use kernel::prelude::*;
 
 #[kunit_tests(rftrace_table)]
-mod tests {
+mod kunit {
     use kernel::bindings;
 
     #[test]

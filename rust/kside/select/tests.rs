@@ -6,16 +6,16 @@
 use kernel::prelude::*;
 
 #[kunit_tests(rftrace_select)]
-mod tests {
+mod kunit {
     use kernel::{
         bindings,
         sync::atomic::Relaxed, //
     };
 
     use crate::{
-        kside::kunit::with_table_record,
         kside::lock::FtraceLocked,
         kside::record::Rec,
+        kside::tests::with_table_record,
         rfcore::flags::REF_MAX, //
     };
 

@@ -5,7 +5,7 @@
 use kernel::prelude::*;
 
 #[kunit_tests(rftrace_shadow)]
-mod tests {
+mod kunit {
     use kernel::bindings;
 
     use crate::{

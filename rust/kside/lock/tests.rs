@@ -6,7 +6,7 @@
 use kernel::prelude::*;
 
 #[kunit_tests(rftrace_lock)]
-mod tests {
+mod kunit {
     use crate::kside::lock::FtraceLocked;
 
     #[test]

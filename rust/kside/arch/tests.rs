@@ -8,7 +8,7 @@
 use kernel::prelude::*;
 
 #[kunit_tests(rftrace_arch)]
-mod tests {
+mod kunit {
     use crate::rfcore::arch::x86::{
         encode_call,
         EncodeError, //
@@ -43,7 +43,7 @@ mod tests {
     }
 }
 
-use crate::kside::kunit::check;
+use crate::kside::tests::check;
 
 /// x86: a fake call site that holds an INT3, not the NOP its record says:
 /// the hooks refuse it before any write.

@@ -9,7 +9,7 @@
 use kernel::prelude::*;
 
 #[kunit_tests(rftrace_record)]
-mod tests {
+mod kunit {
     use kernel::{
         bindings,
         ffi::c_int,
@@ -17,12 +17,12 @@ mod tests {
     };
 
     use crate::{
-        kside::kunit::{
+        kside::lock::FtraceLocked,
+        kside::shadow::c_decision,
+        kside::tests::{
             with_table_record,
             FLAG_BITS, //
         },
-        kside::lock::FtraceLocked,
-        kside::shadow::c_decision,
         rfcore::{
             flags::{
                 RecFlags,

@@ -6,7 +6,7 @@
 use kernel::prelude::*;
 
 #[kunit_tests(rftrace_direct)]
-mod tests {
+mod kunit {
 
     #[test]
     fn batch_direct_interface_keeps_the_table_and_the_ops() {
@@ -16,7 +16,7 @@ mod tests {
     }
 }
 
-use crate::kside::kunit::check;
+use crate::kside::tests::check;
 
 /// A hash of `(site, target)` entries for the batch direct interface,
 /// freed on drop.

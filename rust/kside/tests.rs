@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! What the KUnit tests of the core share. Each suite sits beside the code
-//! it tests, as a child `kunit` of its module (`record/kunit.rs`,
-//! `pages/kunit.rs`, ...); each suite is named `rftrace_` and that
-//! module's name.
+//! it tests, as the child `tests` of its module (`record/tests.rs`,
+//! `pages/tests.rs`, ...), and is named `rftrace_` and that module's name;
+//! its cases are in a module `kunit` (the name `scripts/panic-check.py`
+//! leaves out of the core's panics).
 
 use crate::{
     kside::lock::FtraceLocked,

@@ -6,7 +6,7 @@
 use kernel::prelude::*;
 
 #[kunit_tests(rftrace_registry)]
-mod tests {
+mod kunit {
     use kernel::bindings;
 
     use crate::{

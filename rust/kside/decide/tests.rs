@@ -7,15 +7,15 @@
 use kernel::prelude::*;
 
 #[kunit_tests(rftrace_decide)]
-mod tests {
+mod kunit {
     use kernel::bindings;
 
     use crate::{
-        kside::kunit::FLAG_BITS,
         kside::lock::FtraceLocked,
         kside::ops::Ops,
         kside::record::Rec,
         kside::shadow::c_account,
+        kside::tests::FLAG_BITS,
         rfcore::{
             account::AccountError,
             flags::REF_MAX, //
