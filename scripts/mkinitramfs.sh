@@ -262,6 +262,7 @@ if [ -d "$stdir" ]; then
 fi
 
 install -m 755 "$top/scripts/guest/init" "$stage/init"
+install -m 644 "$top/scripts/guest/kunit-cases.awk" "$stage/rftrace/kunit-cases.awk"
 
 (cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
 	cpio -o -H newc -R 0:0 --quiet | gzip -n -6) >"$img.tmp"

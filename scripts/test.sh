@@ -203,15 +203,10 @@ klog=$BUILD/guest-$atag$variant-kunit.log
 # loglevel=7: the boot log line of the core is pr_info().
 RFT_LOG=$klog "$top/scripts/run-guest.sh" "$variant" kunit loglevel=7 >/dev/null 2>&1
 krc=$?
-# The core's suites are rftrace_<module>, one beside each module tested.
-p=$(awk '{ sub(/\r$/, "") } /# Subtest: rftrace_[a-z0-9_]+$/ { on = 1; next }
-	on && /^[[:space:]]+ok [0-9]+ / { n++ }
-	on && /^[[:space:]]*(not )?ok [0-9]+ rftrace_[a-z0-9_]+$/ { on = 0 }
-	END { print n + 0 }' "$klog")
-f=$(awk '{ sub(/\r$/, "") } /# Subtest: rftrace_[a-z0-9_]+$/ { on = 1; next }
-	on && /^[[:space:]]+not ok [0-9]+ / { n++ }
-	on && /^[[:space:]]*(not )?ok [0-9]+ rftrace_[a-z0-9_]+$/ { on = 0 }
-	END { print n + 0 }' "$klog")
+# The core's suites are rftrace_<module>, one beside each module tested;
+# a suite that started and never ended counts as a failure.
+read -r p f unfinished <<<"$(kunit_counts "$klog")"
+f=$((f + unfinished))
 grep -E '^\s+(not )?ok [0-9]+ ' "$klog" | sed -n '/rftrace\|rust_and_c\|wrong_bytes\|x86_call\|update_and_test\|call_site\|record_lookup\|table_build/p'
 if [ "$variant" = stock ]; then
 	# no Rust core: the guest must boot and KUnit report no failure
