@@ -16,6 +16,8 @@
 #   kcsan   shadow plus KCSAN (data races, e.g. on the record table)
 #   kasan   debug plus generic KASAN; built with clang-19 on x86_64 too
 #           (7.2's RUST depends on !KASAN || CC_IS_CLANG)
+#   bpf, stock-bpf
+#           shadow and stock with BPF tracing (syscall, JIT, events, BTF)
 #   distro-stock, distro-rust
 #           Debian's own configuration of 7.2 (scripts/distro-config.sh):
 #           x86_64 and arm64, stock and with the Rust core
@@ -49,6 +51,11 @@ mk=(make -C "$SRC" O="$out" ARCH="$KARCH" LLVM="$KLLVM" CC="ccache $KCC"
 case $variant in *-gcov) mk+=(GCOV_PROFILE_ftrace.o=y) ;; esac
 
 mkdir -p "$out"
+# BTF (the bpf variants): Kconfig drops it without a word if the host's
+# pahole is missing or old.
+case ${variant%%-os*} in
+bpf|stock-bpf) need_pahole "the bpf variants build DEBUG_INFO_BTF" ;;
+esac
 frag=$out/.rftrace-fragment
 case $variant in
 distro-stock|distro-rust)

@@ -20,6 +20,10 @@
 #   stock-debug, stock-kcsan, stock-kasan
 #           the stock kernel with the debug / KCSAN / KASAN options above
 #           (what the Rust variants are compared with)
+#   bpf, stock-bpf
+#           shadow / stock plus what BPF tracing needs: the BPF syscall and
+#           JIT, BPF events (kprobe, fentry, kprobe.multi), error injection,
+#           BTF of vmlinux and modules (pahole 1.24 or later: need_pahole)
 
 # rft_debug_options debug|kcsan: the lines the debug / KCSAN variants add,
 # on the Rust kernels and on stock alike.
@@ -49,6 +53,19 @@ rft_debug_options() {
 	esac
 }
 
+# rft_bpf_options: the lines the bpf variants add: what the kernel's BPF
+# selftests (tools/testing/selftests/bpf/config) ask for tracing.
+rft_bpf_options() {
+	echo "CONFIG_BPF_SYSCALL=y"
+	echo "CONFIG_BPF_JIT=y"
+	echo "CONFIG_BPF_EVENTS=y"
+	echo "CONFIG_BPF_KPROBE_OVERRIDE=y"
+	echo "CONFIG_FUNCTION_ERROR_INJECTION=y"
+	echo "CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y"
+	echo "CONFIG_DEBUG_INFO_BTF=y"
+	echo "CONFIG_DEBUG_INFO_BTF_MODULES=y"
+}
+
 # rft_config_fragment ARCH VARIANT: prints the fragment.
 rft_config_fragment() {
 	local arch=$1 variant=${2%-gcov} base norelax=0
@@ -69,15 +86,19 @@ rft_config_fragment() {
 	stock-debug|stock-kcsan|stock-kasan)
 		echo "# CONFIG_FTRACE_RUST_CORE is not set"
 		rft_debug_options "${base#stock-}" ;;
+	stock-bpf)
+		echo "# CONFIG_FTRACE_RUST_CORE is not set"
+		rft_bpf_options ;;
 	rust)	echo "CONFIG_FTRACE_RUST_CORE=y"
 		echo "# CONFIG_FTRACE_RUST_CORE_SHADOW is not set"
 		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y" ;;
-	shadow|debug|kcsan|kasan)
+	shadow|debug|kcsan|kasan|bpf)
 		echo "CONFIG_FTRACE_RUST_CORE=y"
 		echo "CONFIG_FTRACE_RUST_CORE_SHADOW=y"
 		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y"
 		case $base in
 		debug|kcsan|kasan) rft_debug_options "$base" ;;
+		bpf) rft_bpf_options ;;
 		esac ;;
 	*) die "unknown variant $variant" ;;
 	esac

@@ -81,37 +81,7 @@ kargs=(ARCH="$KARCH" LLVM="$KLLVM" CC="ccache $KCC" LIBCLANG_PATH="$LIBCLANG_PAT
 kmake() { local dir=$1; shift; make -C "$SRC" O="$dir" "${kargs[@]}" "$@"; }
 
 # --- pahole ------------------------------------------------------------------
-pahole_version() {
-	local v
-	v=$("$SRC/scripts/pahole-version.sh" pahole 2>/dev/null) || v=0
-	echo "${v:-0}"
-}
-if [ "$(pahole_version)" -lt 124 ]; then
-	apt_dir=$BUILD/apt
-	[ -f "$apt_dir/sources.list" ] || die "no $apt_dir/sources.list: run scripts/setup.sh first"
-	apt_main=(-o Dir::Etc::sourceparts=/dev/null
-		  -o Dir::State::Lists="$apt_dir/lists"
-		  -o Dir::Cache::Archives="$apt_dir/archives"
-		  -o APT::Get::List-Cleanup=0
-		  -o Dir::Etc::sourcelist="$apt_dir/sources.list")
-	mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
-	sudo_=""
-	[ "$(id -u)" = 0 ] || sudo_=sudo
-	step "apt: installing dwarves (pahole: Debian's config builds DEBUG_INFO_BTF)"
-	if [ ! -e "$apt_dir/updated" ] ||
-	   [ -n "$(find "$apt_dir/updated" -mmin +720 2>/dev/null)" ]; then
-		$sudo_ apt-get "${apt_main[@]}" update -q >"$BUILD/apt-update.log" 2>&1 ||
-			die "apt-get update failed, see $BUILD/apt-update.log"
-		touch "$apt_dir/updated"
-	fi
-	DEBIAN_FRONTEND=noninteractive $sudo_ apt-get "${apt_main[@]}" install -y -q \
-		--no-install-recommends dwarves >>"$BUILD/apt-install.log" 2>&1 ||
-		die "apt-get install dwarves failed, see $BUILD/apt-install.log"
-	v=$(pahole_version)
-	[ "$v" -ge 124 ] || die "pahole $((v / 100)).$((v % 100)) is too old, 1.24 or later is needed:
-  Debian's config builds DEBUG_INFO_BTF (pahole 1.22 or later), and RUST
-  with BTF needs PAHOLE_HAS_LANG_EXCLUDE (1.24); install a newer dwarves."
-fi
+need_pahole "Debian's config builds DEBUG_INFO_BTF"
 
 # --- Debian's configuration ----------------------------------------------------
 root=$dcdir/$debarch

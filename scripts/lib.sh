@@ -100,3 +100,44 @@ kunit_counts() {
 kunit_clean() {
 	kunit_counts "$1" | awk '{ exit !($1 > 0 && $2 == 0 && $3 == 0) }'
 }
+
+# pahole_version: the host's pahole as Kconfig sees it (0 if none).
+pahole_version() {
+	local v
+	v=$("$SRC/scripts/pahole-version.sh" pahole 2>/dev/null) || v=0
+	echo "${v:-0}"
+}
+
+# need_pahole WHY: installs Debian's dwarves with the project's own apt
+# configuration (build/apt, from scripts/setup.sh) unless the host has
+# pahole 1.24 or later.  Kconfig asks the host's pahole and without one
+# drops DEBUG_INFO_BTF without a word; RUST beside BTF needs
+# PAHOLE_HAS_LANG_EXCLUDE (1.24).
+need_pahole() {
+	local apt_dir apt_main sudo_ v
+	[ "$(pahole_version)" -ge 124 ] && return 0
+	apt_dir=$BUILD/apt
+	[ -f "$apt_dir/sources.list" ] || die "no $apt_dir/sources.list: run scripts/setup.sh first"
+	apt_main=(-o Dir::Etc::sourceparts=/dev/null
+		  -o Dir::State::Lists="$apt_dir/lists"
+		  -o Dir::Cache::Archives="$apt_dir/archives"
+		  -o APT::Get::List-Cleanup=0
+		  -o Dir::Etc::sourcelist="$apt_dir/sources.list")
+	mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
+	sudo_=""
+	[ "$(id -u)" = 0 ] || sudo_=sudo
+	step "apt: installing dwarves (pahole: $1)"
+	if [ ! -e "$apt_dir/updated" ] ||
+	   [ -n "$(find "$apt_dir/updated" -mmin +720 2>/dev/null)" ]; then
+		$sudo_ apt-get "${apt_main[@]}" update -q >"$BUILD/apt-update.log" 2>&1 ||
+			die "apt-get update failed, see $BUILD/apt-update.log"
+		touch "$apt_dir/updated"
+	fi
+	DEBIAN_FRONTEND=noninteractive $sudo_ apt-get "${apt_main[@]}" install -y -q \
+		--no-install-recommends dwarves >>"$BUILD/apt-install.log" 2>&1 ||
+		die "apt-get install dwarves failed, see $BUILD/apt-install.log"
+	v=$(pahole_version)
+	[ "$v" -ge 124 ] || die "pahole $((v / 100)).$((v % 100)) is too old, 1.24 or later is needed:
+  DEBUG_INFO_BTF needs pahole 1.22 or later, and RUST with BTF needs
+  PAHOLE_HAS_LANG_EXCLUDE (1.24); install a newer dwarves."
+}
