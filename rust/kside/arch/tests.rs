@@ -45,23 +45,54 @@ mod kunit {
 
 use crate::kside::tests::check;
 
-/// x86: a fake call site that holds an INT3, not the NOP its record says:
-/// the hooks refuse it before any write.
-#[cfg(CONFIG_X86_64)]
-fn wrong_bytes_are_refused() -> Option<u32> {
+/// Both hooks refuse the fake site of `rec`: making a call from it
+/// (counted as one failure) and making a NOP of it, and `unchanged` says
+/// the site holds what it held. The line of the first check that does not
+/// hold, or `None`.
+#[cfg(any(CONFIG_X86_64, CONFIG_ARM64))]
+fn both_hooks_refuse(
+    lock: &crate::kside::lock::FtraceLocked,
+    rec: &mut kernel::bindings::dyn_ftrace,
+    target: u64,
+    unchanged: impl Fn() -> bool,
+) -> Option<u32> {
     use crate::{
-        kside::abi::word,
         kside::arch::{
             make_call,
             make_nop, //
         },
-        kside::module::Module, //
+        kside::module::Module,
         kside::record::Rec,
+        kside::stats::STATS,
     };
     use kernel::{
-        bindings,
+        error::code::EINVAL,
         sync::atomic::Relaxed, //
     };
+
+    let mut bad = None;
+    let failures = STATS.failures.load(Relaxed);
+    let ret = make_call(Rec::from_mut(rec, lock), target);
+    check!(bad, ret == EINVAL.to_errno());
+    check!(bad, unchanged());
+    check!(bad, STATS.failures.load(Relaxed) - failures == 1);
+    let ret = make_nop(
+        Module::core_kernel(),
+        Rec::from_mut(rec, lock),
+        target,
+        false,
+    );
+    check!(bad, ret == EINVAL.to_errno());
+    check!(bad, unchanged());
+    bad
+}
+
+/// x86: a fake call site that holds an INT3, not the NOP its record says:
+/// the hooks refuse it before any write.
+#[cfg(CONFIG_X86_64)]
+fn wrong_bytes_are_refused() -> Option<u32> {
+    use crate::kside::abi::word;
+    use kernel::bindings;
 
     // A fake call site: not the NOP a record in the NOP state implies.
     let mut site = [0xccu8, 0x90, 0x90, 0x90, 0x90];
@@ -71,31 +102,14 @@ fn wrong_bytes_are_refused() -> Option<u32> {
         flags: 0,
         ..Default::default()
     };
-    let target = ip + 0x1000;
-    let failures = crate::kside::stats::STATS.failures.load(Relaxed);
-    // Checked after the lock is dropped (`check!`).
-    let mut bad = None;
+    let target = word(ip + 0x1000);
+    // The Rust hooks read the site, find no NOP (nor the call a NOP is
+    // made of) and refuse, before any write is attempted.
     crate::kside::lock::FtraceLocked::with(|lock| {
-        // The Rust hook reads the site, finds no NOP and refuses, before
-        // any write is attempted.
-        let ret = make_call(Rec::from_mut(&mut rec, lock), word(target));
-        check!(bad, ret == kernel::error::code::EINVAL.to_errno());
-        check!(bad, site == [0xcc, 0x90, 0x90, 0x90, 0x90]);
-        check!(
-            bad,
-            crate::kside::stats::STATS.failures.load(Relaxed) - failures == 1
-        );
-        // The same for making a NOP out of a call that is not there.
-        let ret = make_nop(
-            Module::core_kernel(),
-            Rec::from_mut(&mut rec, lock),
-            word(target),
-            false,
-        );
-        check!(bad, ret == kernel::error::code::EINVAL.to_errno());
-        check!(bad, site == [0xcc, 0x90, 0x90, 0x90, 0x90]);
-    });
-    bad
+        both_hooks_refuse(lock, &mut rec, target, || {
+            site == [0xcc, 0x90, 0x90, 0x90, 0x90]
+        })
+    })
 }
 
 /// arm64: a fake patch site (literal, `MOV X9, LR`, then a `BRK` where the
@@ -105,18 +119,9 @@ fn wrong_bytes_are_refused() -> Option<u32> {
 fn wrong_bytes_are_refused() -> Option<u32> {
     use crate::{
         kside::abi::word,
-        kside::arch::{
-            make_call,
-            make_nop, //
-        },
-        kside::module::Module,
-        kside::record::Rec,
         rfcore::arch::arm64::MOV_X9_LR, //
     };
-    use kernel::{
-        bindings,
-        sync::atomic::Relaxed, //
-    };
+    use kernel::bindings;
 
     #[repr(C, align(8))]
     struct FakeSite {
@@ -136,36 +141,17 @@ fn wrong_bytes_are_refused() -> Option<u32> {
         flags: (bindings::FTRACE_FL_ENABLED | 1) as usize,
         ..Default::default()
     };
-    let target = ip + 0x1000;
-    let failures = crate::kside::stats::STATS.failures.load(Relaxed);
-    // Checked after the lock is dropped (`check!`).
-    let mut bad = None;
+    let target = word(ip + 0x1000);
     crate::kside::lock::FtraceLocked::with(|lock| {
-        let unchanged = |s: &FakeSite| {
+        both_hooks_refuse(lock, &mut rec, target, || {
             // SAFETY: reads of our own stack object.
             unsafe {
-                core::ptr::read_volatile(&s.literal) == 0x1234
-                    && core::ptr::read_volatile(&s.mov) == MOV_X9_LR
-                    && core::ptr::read_volatile(&s.slot) == BRK
+                core::ptr::read_volatile(&site.literal) == 0x1234
+                    && core::ptr::read_volatile(&site.mov) == MOV_X9_LR
+                    && core::ptr::read_volatile(&site.slot) == BRK
             }
-        };
-        let ret = make_call(Rec::from_mut(&mut rec, lock), word(target));
-        check!(bad, ret == kernel::error::code::EINVAL.to_errno());
-        check!(bad, unchanged(&site));
-        check!(
-            bad,
-            crate::kside::stats::STATS.failures.load(Relaxed) - failures == 1
-        );
-        let ret = make_nop(
-            Module::core_kernel(),
-            Rec::from_mut(&mut rec, lock),
-            word(target),
-            false,
-        );
-        check!(bad, ret == kernel::error::code::EINVAL.to_errno());
-        check!(bad, unchanged(&site));
-    });
-    bad
+        })
+    })
 }
 
 /// riscv64: a fake patch site in kernel data (within the reach of the fixed
