@@ -53,8 +53,8 @@ case $variant in *-gcov) mk+=(GCOV_PROFILE_ftrace.o=y) ;; esac
 mkdir -p "$out"
 # BTF (the bpf variants): Kconfig drops it without a word if the host's
 # pahole is missing or old.
-case ${variant%%-os*} in
-bpf|stock-bpf) need_pahole "the bpf variants build DEBUG_INFO_BTF" ;;
+case $variant in
+bpf|bpf-*|stock-bpf|stock-bpf-*) need_pahole "the bpf variants build DEBUG_INFO_BTF" ;;
 esac
 frag=$out/.rftrace-fragment
 case $variant in
