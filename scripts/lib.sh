@@ -108,14 +108,17 @@ pahole_version() {
 	echo "${v:-0}"
 }
 
-# need_pahole WHY: installs Debian's dwarves with the project's own apt
-# configuration (build/apt, from scripts/setup.sh) unless the host has
-# pahole 1.24 or later.  Kconfig asks the host's pahole and without one
-# drops DEBUG_INFO_BTF without a word; RUST beside BTF needs
-# PAHOLE_HAS_LANG_EXCLUDE (1.24).
-need_pahole() {
-	local apt_dir apt_main sudo_ v
-	[ "$(pahole_version)" -ge 124 ] && return 0
+# apt_need WHY PKG...: installs the Debian packages of PKG that are
+# missing, with the project's own apt configuration (build/apt, from
+# scripts/setup.sh; the machine's is never edited).
+apt_need() {
+	local why=$1 apt_dir apt_main sudo_ p missing=()
+	shift
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
 	apt_dir=$BUILD/apt
 	[ -f "$apt_dir/sources.list" ] || die "no $apt_dir/sources.list: run scripts/setup.sh first"
 	apt_main=(-o Dir::Etc::sourceparts=/dev/null
@@ -126,7 +129,7 @@ need_pahole() {
 	mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
 	sudo_=""
 	[ "$(id -u)" = 0 ] || sudo_=sudo
-	step "apt: installing dwarves (pahole: $1)"
+	step "apt: installing ${missing[*]} ($why)"
 	if [ ! -e "$apt_dir/updated" ] ||
 	   [ -n "$(find "$apt_dir/updated" -mmin +720 2>/dev/null)" ]; then
 		$sudo_ apt-get "${apt_main[@]}" update -q >"$BUILD/apt-update.log" 2>&1 ||
@@ -134,10 +137,32 @@ need_pahole() {
 		touch "$apt_dir/updated"
 	fi
 	DEBIAN_FRONTEND=noninteractive $sudo_ apt-get "${apt_main[@]}" install -y -q \
-		--no-install-recommends dwarves >>"$BUILD/apt-install.log" 2>&1 ||
-		die "apt-get install dwarves failed, see $BUILD/apt-install.log"
+		--no-install-recommends "${missing[@]}" >>"$BUILD/apt-install.log" 2>&1 ||
+		die "apt-get install ${missing[*]} failed, see $BUILD/apt-install.log"
+}
+
+# need_pahole WHY: installs Debian's dwarves (apt_need) unless the host
+# has pahole 1.24 or later.  Kconfig asks the host's pahole and without
+# one drops DEBUG_INFO_BTF without a word; RUST beside BTF needs
+# PAHOLE_HAS_LANG_EXCLUDE (1.24).
+need_pahole() {
+	local v
+	[ "$(pahole_version)" -ge 124 ] && return 0
+	apt_need "pahole: $1" dwarves
 	v=$(pahole_version)
 	[ "$v" -ge 124 ] || die "pahole $((v / 100)).$((v % 100)) is too old, 1.24 or later is needed:
   DEBUG_INFO_BTF needs pahole 1.22 or later, and RUST with BTF needs
   PAHOLE_HAS_LANG_EXCLUDE (1.24); install a newer dwarves."
+}
+
+# bpf_test_set ARCH: the kernel BPF selftests (test_progs names) that
+# judge the core as a BPF client (scripts/bpf-test.sh): BPF trampolines
+# (fentry, fexit, fmod_ret, fsession), the tracing_multi link, kprobe.multi
+# (fprobe), kprobes, modules and the refusals.
+bpf_test_set() {
+	echo "fentry_test fexit_test fentry_fexit fexit_stress fexit_sleep" \
+	     "modify_return trampoline_count recursive_attach fsession_test" \
+	     "tracing_multi kprobe_multi_test kprobe_multi_testmod_test" \
+	     "module_attach module_fentry_shadow attach_probe tracing_failure" \
+	     "get_func_ip_test livepatch_trampoline"
 }
