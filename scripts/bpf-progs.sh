@@ -141,10 +141,11 @@ else
 	# instead of stopping the build; the run reports what is missing.
 	step "bpf: building test_progs (log: $outdir/build.log)"
 	make -C "$copy" -j"${JOBS:-$(nproc)}" \
-		OUTPUT="$outdir/" VMLINUX_BTF="$first/vmlinux" \
-		CLANG=clang-19 LLC=llc-19 LLVM_STRIP=llvm-strip-19 LLD=ld.lld-19 \
+		OUTPUT="$outdir" VMLINUX_BTF="$first/vmlinux" \
+		CLANG=clang-19 LLC=llc-19 LLVM_STRIP=llvm-strip-19 LLD=/usr/lib/llvm-19/bin/ld.lld \
 		BPF_STRICT_BUILD=0 SKIP_LLVM=1 SKIP_DOCS=1 SKIP_LIBBFD=1 \
-		"$outdir/test_progs" >"$outdir/build.log" 2>&1 ||
+		LIBARENA_SKEL= LIBARENA_ASAN_SKEL= \
+		test_progs >"$outdir/build.log" 2>&1 ||
 		{ tail -n 40 "$outdir/build.log"; die "test_progs did not build (log: $outdir/build.log)"; }
 	[ -x "$outdir/test_progs" ] || die "no test_progs after the build (log: $outdir/build.log)"
 	grep -E '^ *SKIP-[A-Z]+ ' "$outdir/build.log" | sed 's/^/bpf: left out: /' || true

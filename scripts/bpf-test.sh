@@ -103,6 +103,21 @@ case $en in
 *) echo "no enabled_functions count after the tests"; fail=$((fail + 1)) ;;
 esac
 
+# the shadow build (the bpf variant): 0 differences from the C logic
+st=$(tr -d '\r' <"$log" | sed -n 's/^@@RFT BPF-STATS //p')
+if [ -n "$st" ]; then
+	echo "core stats after the tests: $st"
+	d=$(echo "$st" | tr ' ' '\n' | paste - - -d' ' |
+	    awk '$1 == "shadow_differences" || $1 == "consistency_differences" { s += $2 } END { print s + 0 }')
+	if [ "$d" = 0 ] && grep -q 'rftrace: shadow:\|rftrace: consistency:' "$log"; then d=1; fi
+	if [ "$d" = 0 ]; then
+		pass=$((pass + 1))
+	else
+		grep -a 'rftrace: shadow:\|rftrace: consistency:' "$log" | head -20
+		echo "shadow/consistency differences: $d"; fail=$((fail + 1))
+	fi
+fi
+
 if [ -n "$base" ]; then
 	if [ -f "$base" ]; then
 		"$top/scripts/compare-results.sh" "$base" "$out" >"$out.cmp" 2>&1

@@ -51,10 +51,14 @@ mk=(make -C "$SRC" O="$out" ARCH="$KARCH" LLVM="$KLLVM" CC="ccache $KCC"
 case $variant in *-gcov) mk+=(GCOV_PROFILE_ftrace.o=y) ;; esac
 
 mkdir -p "$out"
-# BTF (the bpf variants): Kconfig drops it without a word if the host's
-# pahole is missing or old.
+# BTF (the bpf variants): Kconfig drops it without a word if pahole is
+# missing or old; the kfuncs' declarations need 1.27 (need_pahole).  The
+# distribution configuration builds BTF with the same pahole.
 case $variant in
-bpf|bpf-*|stock-bpf|stock-bpf-*) need_pahole "the bpf variants build DEBUG_INFO_BTF" ;;
+bpf|bpf-*|stock-bpf|stock-bpf-*)
+	need_pahole "the bpf variants build DEBUG_INFO_BTF"
+	mk+=(PAHOLE="$PAHOLE_BIN") ;;
+distro-*) mk+=(PAHOLE="$PAHOLE_BIN") ;;
 esac
 frag=$out/.rftrace-fragment
 case $variant in

@@ -23,7 +23,7 @@
 #   bpf, stock-bpf
 #           shadow / stock plus what BPF tracing needs: the BPF syscall and
 #           JIT, BPF events (kprobe, fentry, kprobe.multi), error injection,
-#           BTF of vmlinux and modules (pahole 1.24 or later: need_pahole)
+#           BTF of vmlinux and modules (pahole 1.27 or later: need_pahole)
 
 # rft_debug_options debug|kcsan: the lines the debug / KCSAN variants add,
 # on the Rust kernels and on stock alike.

@@ -32,11 +32,11 @@
 # result.  It configures only; to build, run make with the arguments it
 # prints (docs/distro-config.md).
 #
-# The host needs pahole 1.24 or later: Debian builds DEBUG_INFO_BTF (pahole
-# 1.22 or later), and RUST beside BTF needs PAHOLE_HAS_LANG_EXCLUDE (1.24);
-# Kconfig asks the host's pahole, and without one drops BTF without a word.
-# It is installed (Debian's dwarves) the way scripts/setup.sh installs
-# packages, through the private sources list of build/apt.
+# The build needs pahole: Debian builds DEBUG_INFO_BTF (pahole 1.22 or
+# later), RUST beside BTF needs PAHOLE_HAS_LANG_EXCLUDE (1.24), and Kconfig
+# drops BTF without a word when pahole is missing.  need_pahole
+# (scripts/lib.sh) unpacks Debian unstable's through the project's private
+# apt configuration, and kargs passes it to make as PAHOLE.
 #
 # Files: the .deb is fetched by scripts/fetch-debs.sh (private apt setup
 # build/apt/distro-config-DEBARCH/, kept in build/dl/distro-config-DEBARCH/)
@@ -76,7 +76,8 @@ mkdir -p "$dcdir"
 
 # kmake DIR ARG...: make in the build directory DIR with the command line
 # of scripts/build-kernel.sh (without -j)
-kargs=(ARCH="$KARCH" LLVM="$KLLVM" CC="ccache $KCC" LIBCLANG_PATH="$LIBCLANG_PATH")
+kargs=(ARCH="$KARCH" LLVM="$KLLVM" CC="ccache $KCC" LIBCLANG_PATH="$LIBCLANG_PATH"
+       PAHOLE="$PAHOLE_BIN")
 [ -n "$CROSS" ] && kargs+=(CROSS_COMPILE="$CROSS")
 kmake() { local dir=$1; shift; make -C "$SRC" O="$dir" "${kargs[@]}" "$@"; }
 

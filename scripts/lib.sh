@@ -101,58 +101,43 @@ kunit_clean() {
 	kunit_counts "$1" | awk '{ exit !($1 > 0 && $2 == 0 && $3 == 0) }'
 }
 
-# pahole_version: the host's pahole as Kconfig sees it (0 if none).
+# The pahole the bpf variants build BTF with: Debian unstable's (1.32),
+# unpacked with its libraries under build/tools/pahole-root by need_pahole
+# and run through its own dynamic loader (it needs a newer C library than
+# the host's).  Bookworm's 1.24 builds BTF but declares none of the
+# kernel's BPF kfuncs (pahole 1.27's decl_tag_kfuncs), which the BPF
+# selftests' programs take from vmlinux.h.  RFT_PAHOLE names another.
+PAHOLE_BIN=${RFT_PAHOLE:-$BUILD/tools/pahole}
+
+# pahole_version: PAHOLE_BIN's version as Kconfig sees it (0 if none).
 pahole_version() {
 	local v
-	v=$("$SRC/scripts/pahole-version.sh" pahole 2>/dev/null) || v=0
+	v=$("$SRC/scripts/pahole-version.sh" "$PAHOLE_BIN" 2>/dev/null) || v=0
 	echo "${v:-0}"
 }
 
-# apt_need WHY PKG...: installs the Debian packages of PKG that are
-# missing, with the project's own apt configuration (build/apt, from
-# scripts/setup.sh; the machine's is never edited).
-apt_need() {
-	local why=$1 apt_dir apt_main sudo_ p missing=()
-	shift
-	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
-			missing+=("$p")
-	done
-	[ ${#missing[@]} -gt 0 ] || return 0
-	apt_dir=$BUILD/apt
-	[ -f "$apt_dir/sources.list" ] || die "no $apt_dir/sources.list: run scripts/setup.sh first"
-	apt_main=(-o Dir::Etc::sourceparts=/dev/null
-		  -o Dir::State::Lists="$apt_dir/lists"
-		  -o Dir::Cache::Archives="$apt_dir/archives"
-		  -o APT::Get::List-Cleanup=0
-		  -o Dir::Etc::sourcelist="$apt_dir/sources.list")
-	mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
-	sudo_=""
-	[ "$(id -u)" = 0 ] || sudo_=sudo
-	step "apt: installing ${missing[*]} ($why)"
-	if [ ! -e "$apt_dir/updated" ] ||
-	   [ -n "$(find "$apt_dir/updated" -mmin +720 2>/dev/null)" ]; then
-		$sudo_ apt-get "${apt_main[@]}" update -q >"$BUILD/apt-update.log" 2>&1 ||
-			die "apt-get update failed, see $BUILD/apt-update.log"
-		touch "$apt_dir/updated"
-	fi
-	DEBIAN_FRONTEND=noninteractive $sudo_ apt-get "${apt_main[@]}" install -y -q \
-		--no-install-recommends "${missing[@]}" >>"$BUILD/apt-install.log" 2>&1 ||
-		die "apt-get install ${missing[*]} failed, see $BUILD/apt-install.log"
-}
-
-# need_pahole WHY: installs Debian's dwarves (apt_need) unless the host
-# has pahole 1.24 or later.  Kconfig asks the host's pahole and without
-# one drops DEBUG_INFO_BTF without a word; RUST beside BTF needs
-# PAHOLE_HAS_LANG_EXCLUDE (1.24).
+# need_pahole WHY: unpacks Debian unstable's pahole (scripts/fetch-debs.sh,
+# the project's own apt configuration) unless PAHOLE_BIN is there and 1.27
+# or later.
 need_pahole() {
-	local v
-	[ "$(pahole_version)" -ge 124 ] && return 0
-	apt_need "pahole: $1" dwarves
+	local v root=$BUILD/tools/pahole-root
+	[ "$(pahole_version)" -ge 127 ] && return 0
+	[ -n "${RFT_PAHOLE:-}" ] && die "RFT_PAHOLE=$RFT_PAHOLE is not pahole 1.27 or later ($1)"
+	step "pahole: Debian unstable's, unpacked under $root ($1)"
+	"$top/scripts/fetch-debs.sh" pahole amd64 "$BUILD/apt/sid.list" unstable "$root" \
+		pahole libdwarves1 libbpf1 libelf1t64 libdw1t64 libc6 libgcc-s1 \
+		zlib1g libzstd1 liblzma5 libbz2-1.0 ||
+		die "could not fetch pahole from Debian unstable"
+	mkdir -p "$(dirname "$PAHOLE_BIN")"
+	printf '%s\n' '#!/bin/sh' \
+		'# Debian unstable'"'"'s pahole with its own C library (scripts/lib.sh need_pahole)' \
+		"r=$root" \
+		'exec "$r/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" \' \
+		'	--library-path "$r/usr/lib/x86_64-linux-gnu" "$r/usr/bin/pahole" "$@"' \
+		>"$PAHOLE_BIN"
+	chmod +x "$PAHOLE_BIN"
 	v=$(pahole_version)
-	[ "$v" -ge 124 ] || die "pahole $((v / 100)).$((v % 100)) is too old, 1.24 or later is needed:
-  DEBUG_INFO_BTF needs pahole 1.22 or later, and RUST with BTF needs
-  PAHOLE_HAS_LANG_EXCLUDE (1.24); install a newer dwarves."
+	[ "$v" -ge 127 ] || die "pahole from $root reports version $v, 1.27 or later is needed ($1)"
 }
 
 # bpf_test_set ARCH: the kernel BPF selftests (test_progs names) that
