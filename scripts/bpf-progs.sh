@@ -102,6 +102,8 @@ keep_progs() {
 key=$( {
 	echo "v1 $arch $tests"
 	find "$bpfsrc" "$top/scripts/bpf-progs.sh" -printf '%P %s %T@\n' 2>/dev/null | LC_ALL=C sort
+	# what vmlinux.h can declare (kfuncs from pahole 1.27 on)
+	grep '^CONFIG_PAHOLE_VERSION=' "$first/.config"
 } | sha256sum | cut -d' ' -f1)
 stamp=$outdir/.runner.stamp
 mkdir -p "$outdir"
@@ -169,7 +171,8 @@ for v in "$@"; do
 		mkdir -p "$kd"
 		cp -a "$bpfsrc/test_kmods" "$outdir/kmods-src"
 		make -C "$SRC" O="$out" M="$outdir/kmods-src" -j"${JOBS:-$(nproc)}" \
-			ARCH="$KARCH" ${CROSS:+CROSS_COMPILE=$CROSS} ${KLLVM:+LLVM=$KLLVM} modules >"$kd/build.log" 2>&1 ||
+			ARCH="$KARCH" ${CROSS:+CROSS_COMPILE=$CROSS} ${KLLVM:+LLVM=$KLLVM} \
+			PAHOLE="$PAHOLE_BIN" modules >"$kd/build.log" 2>&1 ||
 			{ tail -n 30 "$kd/build.log"; die "test modules for $v did not build (log: $kd/build.log)"; }
 		cp "$outdir/kmods-src"/*.ko "$kd/"
 		echo "$kkey" >"$kd/.stamp"

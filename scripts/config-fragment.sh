@@ -64,6 +64,18 @@ rft_bpf_options() {
 	echo "CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y"
 	echo "CONFIG_DEBUG_INFO_BTF=y"
 	echo "CONFIG_DEBUG_INFO_BTF_MODULES=y"
+	# test_progs adds its key to the session keyring before any test, and
+	# fentry_test and fexit_test load signed programs (PKCS#7, which
+	# MODULE_SIG selects)
+	echo "CONFIG_KEYS=y"
+	echo "CONFIG_MODULE_SIG=y"
+	echo "CONFIG_CRYPTO_SHA256=y"
+	# livepatch_trampoline: a livepatch and fentry on one function
+	echo "CONFIG_LIVEPATCH=y"
+	echo "CONFIG_SAMPLE_LIVEPATCH=m"
+	# tests that read the running kernel's options
+	echo "CONFIG_IKCONFIG=y"
+	echo "CONFIG_IKCONFIG_PROC=y"
 }
 
 # rft_config_fragment ARCH VARIANT: prints the fragment.

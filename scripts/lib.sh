@@ -101,6 +101,39 @@ kunit_clean() {
 	kunit_counts "$1" | awk '{ exit !($1 > 0 && $2 == 0 && $3 == 0) }'
 }
 
+# apt_need WHY PKG...: installs the Debian packages of PKG that are
+# missing, with the project's own apt configuration (build/apt, from
+# scripts/setup.sh; the machine's is never edited).
+apt_need() {
+	local why=$1 apt_dir apt_main sudo_ p missing=()
+	shift
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
+	apt_dir=$BUILD/apt
+	[ -f "$apt_dir/sources.list" ] || die "no $apt_dir/sources.list: run scripts/setup.sh first"
+	apt_main=(-o Dir::Etc::sourceparts=/dev/null
+		  -o Dir::State::Lists="$apt_dir/lists"
+		  -o Dir::Cache::Archives="$apt_dir/archives"
+		  -o APT::Get::List-Cleanup=0
+		  -o Dir::Etc::sourcelist="$apt_dir/sources.list")
+	mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
+	sudo_=""
+	[ "$(id -u)" = 0 ] || sudo_=sudo
+	step "apt: installing ${missing[*]} ($why)"
+	if [ ! -e "$apt_dir/updated" ] ||
+	   [ -n "$(find "$apt_dir/updated" -mmin +720 2>/dev/null)" ]; then
+		$sudo_ apt-get "${apt_main[@]}" update -q >"$BUILD/apt-update.log" 2>&1 ||
+			die "apt-get update failed, see $BUILD/apt-update.log"
+		touch "$apt_dir/updated"
+	fi
+	DEBIAN_FRONTEND=noninteractive $sudo_ apt-get "${apt_main[@]}" install -y -q \
+		--no-install-recommends "${missing[@]}" >>"$BUILD/apt-install.log" 2>&1 ||
+		die "apt-get install ${missing[*]} failed, see $BUILD/apt-install.log"
+}
+
 # The pahole the bpf variants build BTF with: Debian unstable's (1.32),
 # unpacked with its libraries under build/tools/pahole-root by need_pahole
 # and run through its own dynamic loader (it needs a newer C library than
