@@ -185,6 +185,12 @@ for v in "$@"; do
 		-o -name 'liburandom_read.so' -o -name 'uprobe_multi' -o -name 'test_progs' \
 		-o -name 'btf_dump_test_case_*.c' \) -print0 | cpio -0pdm --quiet "$stage/rftrace/bpf")
 	cp "$kd"/*.ko "$stage/rftrace/bpf/"
+	# livepatch_trampoline loads $KBUILD_OUTPUT/samples/livepatch/livepatch-sample.ko
+	lp=$(find "$out/modroot" -name 'livepatch-sample.ko*' | head -n 1)
+	if [ -n "$lp" ]; then
+		mkdir -p "$stage/rftrace/bpf/kbuild/samples/livepatch"
+		cp "$lp" "$stage/rftrace/bpf/kbuild/samples/livepatch/"
+	fi
 	for f in "$outdir/test_progs" "$outdir/urandom_read" "$outdir/uprobe_multi"; do
 		[ -x "$f" ] || continue
 		LD_LIBRARY_PATH=$outdir ldd "$f" 2>/dev/null |

@@ -76,6 +76,14 @@ rft_bpf_options() {
 	# tests that read the running kernel's options
 	echo "CONFIG_IKCONFIG=y"
 	echo "CONFIG_IKCONFIG_PROC=y"
+	# test_progs keeps its network namespace (/proc/self/ns/net) and
+	# waits for RCU with membarrier(); bpf_testmod's struct_ops look up
+	# the cgroup kfuncs
+	echo "CONFIG_NAMESPACES=y"
+	echo "CONFIG_NET_NS=y"
+	echo "CONFIG_MEMBARRIER=y"
+	echo "CONFIG_CGROUPS=y"
+	echo "CONFIG_CGROUP_BPF=y"
 }
 
 # rft_config_fragment ARCH VARIANT: prints the fragment.
