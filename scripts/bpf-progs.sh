@@ -73,6 +73,16 @@ mkvars() {
 		  line = "" }' "$bpfsrc/Makefile" | tr -s ' \t' '  '
 }
 
+# test_file NAME: the prog_tests file of test NAME (NAME.c, or the file
+# that defines test_NAME() or serial_test_NAME())
+test_file() {
+	if [ -f "$bpfsrc/prog_tests/$1.c" ]; then
+		echo "$bpfsrc/prog_tests/$1.c"
+	else
+		grep -l "^void \(serial_\)\{0,1\}test_$1(void)" "$bpfsrc"/prog_tests/*.c | head -n 1
+	fi
+}
+
 # keep_progs: the BPF program sources the named tests need, one a line:
 # skeleton headers (X.skel.h, X.lskel.h, X.subskel.h: progs/X.c, or the
 # parts of a linked skeleton), object files named in the test, and what
@@ -81,7 +91,7 @@ keep_progs() {
 	local t f x
 	{
 		for t in $tests; do
-			f=$bpfsrc/prog_tests/$t.c
+			f=$(test_file "$t")
 			grep -ho '#include "[A-Za-z0-9_]*\.\(l\|sub\)\{0,1\}skel\.h"' "$f" |
 				sed 's/#include "//; s/\.\(l\|sub\)\{0,1\}skel\.h"$//'
 			grep -ho '"[A-Za-z0-9_]*\.bpf\.o"' "$f" | sed 's/"//g; s/\.bpf\.o$//'
@@ -111,7 +121,7 @@ if [ -x "$outdir/test_progs" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$key" ]; th
 	step "test_progs up to date: $outdir/test_progs"
 else
 	for t in $tests; do
-		[ -f "$bpfsrc/prog_tests/$t.c" ] || die "no test $t in $bpfsrc/prog_tests"
+		[ -n "$(test_file "$t")" ] || die "no test $t in $bpfsrc/prog_tests"
 	done
 	step "bpf: a copy of the selftests with $(echo $tests | wc -w) tests"
 	rm -rf "$copy"
@@ -120,7 +130,7 @@ else
 		cpio -0pdm --quiet "$copy")
 	mkdir -p "$copy/prog_tests" "$copy/progs"
 	cp -a "$bpfsrc"/prog_tests/*.h "$copy/prog_tests/" 2>/dev/null || true
-	for t in $tests; do cp -a "$bpfsrc/prog_tests/$t.c" "$copy/prog_tests/"; done
+	for t in $tests; do cp -a "$(test_file "$t")" "$copy/prog_tests/"; done
 	cp -a "$bpfsrc"/progs/*.h "$copy/progs/"
 	# the kept programs and, to the end, the .c files they include
 	todo=$(keep_progs)

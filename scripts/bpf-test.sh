@@ -65,7 +65,8 @@ tr -d '\r' <"$log" | sed -n '/^@@RFT BPF-BEGIN/,/^@@RFT BPF-END/p' |
 	awk '{ r = $2 == "OK" ? "PASS" : ($2 == "SKIP" ? "UNSUPPORTED" : "FAIL"); print $1, r }' \
 	>"$out.tmp"
 for t in $tests; do
-	grep -q "^$t " "$out.tmp" || echo "$t NORESULT" >>"$out.tmp"
+	# -t selects by substring: tracing_multi runs tracing_multi_test, ...
+	grep -q "^[^ /]*$t[^ /]* " "$out.tmp" || echo "$t NORESULT" >>"$out.tmp"
 done
 {
 	echo "# BPF selftests (test_progs): variant=$variant arch=$arch kernel=$(sed -n 's/^@@RFT BOOTED \([^ ]*\).*/\1/p' "$log" | tr -d '\r' | head -n 1)"

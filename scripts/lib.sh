@@ -173,14 +173,16 @@ need_pahole() {
 	[ "$v" -ge 127 ] || die "pahole from $root reports version $v, 1.27 or later is needed ($1)"
 }
 
-# bpf_test_set ARCH: the kernel BPF selftests (test_progs names) that
+# bpf_test_set ARCH: the kernel BPF selftests (test_progs -t names: each
+# selects the tests whose names contain it) that
 # judge the core as a BPF client (scripts/bpf-test.sh): BPF trampolines
 # (fentry, fexit, fmod_ret, fsession), the tracing_multi link, kprobe.multi
 # (fprobe), kprobes, modules and the refusals.
 bpf_test_set() {
 	echo "fentry_test fexit_test fentry_fexit fexit_stress fexit_sleep" \
 	     "modify_return trampoline_count recursive_attach fsession_test" \
-	     "tracing_multi kprobe_multi_test kprobe_multi_testmod_test" \
+	     "tracing_multi kprobe_multi_test kprobe_multi_bench_attach" \
+	     "kprobe_multi_testmod_test" \
 	     "module_attach module_fentry_shadow attach_probe tracing_failure" \
 	     "get_func_ip_test livepatch_trampoline"
 }
