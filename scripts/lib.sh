@@ -180,7 +180,8 @@ need_pahole() {
 # (fprobe), kprobes, modules and the refusals.
 bpf_test_set() {
 	echo "fentry_test fexit_test fentry_fexit fexit_stress fexit_sleep" \
-	     "modify_return trampoline_count recursive_attach fsession_test" \
+	     "modify_return trampoline_count recursive_fentry fentry_attach_stress" \
+	     "fentry_attach_btf_presence fsession_test" \
 	     "tracing_multi kprobe_multi_test kprobe_multi_bench_attach" \
 	     "kprobe_multi_testmod_test" \
 	     "module_attach module_fentry_shadow attach_probe tracing_failure" \
