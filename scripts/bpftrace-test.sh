@@ -11,7 +11,7 @@
 # while the function tracer, two instances with their own filters and a
 # kprobe event trace them too, so each site holds a direct call and other
 # ops at once; then a fixed workload (selftests/bpftrace/getids.c) makes
-# A getppid, B getsid and C getpgid calls (default 1000,2000,3000).
+# A getpriority, B getsid and C getpgid calls (default 1000,2000,3000).
 #
 # Each tool must count exactly what the workload made (the function
 # tracer's entries in each buffer, the kprobe event's, each bpftrace map),
@@ -87,21 +87,21 @@ for v in "$@"; do
 		got=$(awk -v v="$v" -v t="$tool" -v f="$fn" '$1 == v && $2 == t && $3 == f { print $4 }' "$out.tmp")
 		if [ "$got" = "$want" ]; then ok; else bad "$v: $tool counted ${got:-nothing} $fn calls, the workload made $want"; fi
 	done <<EOF
-function-top getppid $na
+function-top getpriority $na
 function-top getsid $nb
 function-top getpgid $nc
-function-rfta getppid $na
+function-rfta getpriority $na
 function-rfta getsid $nb
 function-rfta getpgid 0
-function-rftb getppid 0
+function-rftb getpriority 0
 function-rftb getsid $nb
 function-rftb getpgid $nc
 kprobe-event getpgid $nc
-bpftrace-kfunc getppid $na
+bpftrace-kfunc getpriority $na
 bpftrace-kretfunc getsid $nb
 bpftrace-kfunc getpgid $nc
 bpftrace-kretfunc getpgid $nc
-bpftrace-kprobe getppid $na
+bpftrace-kprobe getpriority $na
 EOF
 	en=$(tr -d '\r' <"$log" | sed -n 's/^@@RFT BPFTRACE-ENABLED //p')
 	b=${en%% *} a=${en##* }

@@ -3,13 +3,16 @@
  * getids: the fixed workload of the bpftrace test (scripts/bpftrace-test.sh).
  *
  * Waits for a line on standard input (so that every tool is attached
- * before the first call), then makes getppid() A times, getsid(0) B times
- * and getpgid(0) C times, through syscall(2) so that the C library adds
- * no call of its own, and prints "getids A B C".  No other program of the
- * test guest makes these three system calls while it runs.
+ * before the first call), then makes getpriority(PRIO_PROCESS, 0) A
+ * times, getsid(0) B times and getpgid(0) C times, through syscall(2) so
+ * that the C library adds no call of its own, and prints "getids A B C".
+ * Three system calls with arguments, so that each has a wrapper function
+ * of its own (__x64_sys_NAME) to trace, and none that another program of
+ * the test guest makes while it runs.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -42,7 +45,7 @@ int main(int argc, char **argv)
 	if (!fgets(line, sizeof(line), stdin))
 		return 1;
 	for (i = 0; i < a; i++)
-		syscall(SYS_getppid);
+		syscall(SYS_getpriority, PRIO_PROCESS, 0);
 	for (i = 0; i < b; i++)
 		syscall(SYS_getsid, 0);
 	for (i = 0; i < c; i++)
