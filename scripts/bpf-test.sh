@@ -8,7 +8,7 @@
 # by scripts/build-kernel.sh) and judge them against stock's results.
 #
 # The tests are those of bpf_test_set (scripts/lib.sh) unless --tests
-# names others.  Writes FILE (default build/bpf-ARCH-VARIANT.results): one
+# names others (then the baseline's other tests are not asked for).  Writes FILE (default build/bpf-ARCH-VARIANT.results): one
 # line "<test> <RESULT>" for each test and subtest test_progs reports
 # (OK is PASS, SKIP is UNSUPPORTED, FAIL is FAIL; a test of the list that
 # printed nothing is NORESULT), then compares it with the baseline
@@ -24,12 +24,13 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
+cmdline="scripts/bpf-test.sh $*"
 
-arch=$RFT_ARCH tests= out= base=
+arch=$RFT_ARCH tests= out= base= subset=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) arch=$2; shift 2 ;;
-	--tests) tests=$2; shift 2 ;;
+	--tests) tests=$2; subset=--subset; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--baseline) base=$2; shift 2 ;;
 	-h|--help) sed -n '3,22p' "$0"; exit 0 ;;
@@ -69,8 +70,8 @@ for t in $tests; do
 	grep -q "^[^ /]*$t[^ /]* " "$out.tmp" || echo "$t NORESULT" >>"$out.tmp"
 done
 {
-	echo "# BPF selftests (test_progs): variant=$variant arch=$arch kernel=$(sed -n 's/^@@RFT BOOTED \([^ ]*\).*/\1/p' "$log" | tr -d '\r' | head -n 1)"
-	echo "# command: scripts/bpf-test.sh --arch $arch $variant; guest rc=$grc, wall time $secs s"
+	echo "# BPF selftests (test_progs $(date +%Y-%m-%d)): variant=$variant arch=$arch kernel=$(sed -n 's/^@@RFT BOOTED \([^ ]*\).*/\1/p' "$log" | tr -d '\r' | head -n 1)"
+	echo "# command: $cmdline; guest rc=$grc, wall time $secs s"
 	echo "# $(tr -d '\r' <"$log" | grep -a '^Summary:' | tail -n 1)"
 	echo "# columns: <test or test/subtest> <RESULT>"
 	LC_ALL=C sort -u "$out.tmp"
@@ -121,7 +122,8 @@ fi
 
 if [ -n "$base" ]; then
 	if [ -f "$base" ]; then
-		"$top/scripts/compare-results.sh" "$base" "$out" >"$out.cmp" 2>&1
+		# --tests: the baseline's other tests did not run here
+		"$top/scripts/compare-results.sh" $subset "$base" "$out" >"$out.cmp" 2>&1
 		cat "$out.cmp" | sed '$d'
 		read -r p _ f _ <<<"$(tail -n 1 "$out.cmp")"
 		pass=$((pass + p)) fail=$((fail + f))
