@@ -121,9 +121,9 @@ EOF
 done
 # the same counts on every kernel
 if [ $# -gt 1 ]; then
-	n=$(awk '{ k = $2 " " $3; c[k] = c[k] " " $4 } END { for (k in c) print k, c[k] }' "$out.tmp" |
-	    awk '{ for (i = 4; i <= NF; i++) if ($i != $3) { print; break } }' | tee /dev/stderr | wc -l)
-	if [ "$n" = 0 ]; then ok; else bad "$n counts differ between $*"; fi
+	diffs=$(awk '{ k = $2 " " $3; c[k] = c[k] " " $4 } END { for (k in c) print k, c[k] }' "$out.tmp" |
+		awk '{ for (i = 4; i <= NF; i++) if ($i != $3) { print; break } }')
+	if [ -z "$diffs" ]; then ok; else echo "$diffs"; bad "counts differ between $*"; fi
 fi
 {
 	echo "# bpftrace beside ftrace's tracers: scripts/bpftrace-test.sh --ids $ids $*"
