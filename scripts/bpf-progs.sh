@@ -42,7 +42,6 @@ done
 [ $# -gt 0 ] || die "usage: bpf-progs.sh [--arch ARCH] [--tests LIST] VARIANT..."
 arch_vars "$arch"
 [ -n "$tests" ] || tests=$(bpf_test_set "$arch")
-[ "$arch" = x86_64 ] || die "bpf-progs.sh: only x86_64 is wired so far (cross builds of test_progs are not)"
 
 bpfsrc=$SRC/tools/testing/selftests/bpf
 copy=$SRC/tools/testing/selftests/bpf-rftrace
@@ -56,6 +55,32 @@ done
 
 apt_need "the BPF selftests' runner" clang-19 llvm-19 libelf-dev zlib1g-dev \
 	libssl-dev libzstd-dev pkgconf
+
+# Another architecture: test_progs is cross-built (the tree's Makefile
+# builds bpftool and resolve_btfids for the host, libbpf and the runner
+# for the target) against the target's libelf, zlib and libzstd, which
+# come as Debian bookworm packages of that architecture unpacked under
+# build/bpf-ARCH-sysroot (scripts/fetch-debs.sh), through a wrapper of
+# the cross compiler that adds their paths.
+cross_make=()
+if [ -n "$CROSS" ]; then
+	case $arch in arm64) debarch=arm64 ;; riscv64) debarch=riscv64 ;; esac
+	sysroot=$BUILD/bpf-$arch-sysroot
+	triplet=${CROSS%-}
+	"$top/scripts/fetch-debs.sh" "bpf-$arch" "$debarch" "$BUILD/apt/sources.list" \
+		'bookworm(-updates)?' "$sysroot" \
+		libelf-dev libelf1 zlib1g-dev zlib1g libzstd-dev libzstd1 ||
+		die "no $arch libraries for test_progs"
+	mkdir -p "$outdir"
+	printf '%s\n' '#!/bin/sh' \
+		"# ${CROSS}gcc with the $arch libraries of $sysroot (scripts/bpf-progs.sh)" \
+		"exec ${CROSS}gcc -isystem $sysroot/usr/include -isystem $sysroot/usr/include/$triplet \\" \
+		"	-L$sysroot/usr/lib/$triplet -L$sysroot/lib/$triplet \\" \
+		"	-Wl,-rpath-link,$sysroot/usr/lib/$triplet:$sysroot/lib/$triplet \"\$@\"" \
+		>"$outdir/cross-cc"
+	chmod +x "$outdir/cross-cc"
+	cross_make=(ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="$outdir/cross-cc")
+fi
 
 # --- the pruned copy ---------------------------------------------------------
 # mkvars RE...: the values of the Makefile's simple assignments whose
@@ -156,7 +181,7 @@ else
 		OUTPUT="$outdir" VMLINUX_BTF="$first/vmlinux" \
 		CLANG=clang-19 LLC=llc-19 LLVM_STRIP=llvm-strip-19 LLD=/usr/lib/llvm-19/bin/ld.lld \
 		BPF_STRICT_BUILD=0 SKIP_LLVM=1 SKIP_DOCS=1 SKIP_LIBBFD=1 \
-		LIBARENA_SKEL= LIBARENA_ASAN_SKEL= \
+		LIBARENA_SKEL= LIBARENA_ASAN_SKEL= "${cross_make[@]}" \
 		test_progs >"$outdir/build.log" 2>&1 ||
 		{ tail -n 40 "$outdir/build.log"; die "test_progs did not build (log: $outdir/build.log)"; }
 	[ -x "$outdir/test_progs" ] || die "no test_progs after the build (log: $outdir/build.log)"
@@ -203,6 +228,25 @@ for v in "$@"; do
 	fi
 	for f in "$outdir/test_progs" "$outdir/urandom_read" "$outdir/uprobe_multi"; do
 		[ -x "$f" ] || continue
+		if [ -n "$CROSS" ]; then
+			# the libraries of the sysroot the programs need (the C
+			# library is in the guest's initramfs already)
+			todo=("$f")
+			while [ ${#todo[@]} -gt 0 ]; do
+				for lib in $(readelf -d "${todo[0]}" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
+					for d in usr/lib/$triplet lib/$triplet; do
+						[ -e "$sysroot/$d/$lib" ] || continue
+						[ -e "$stage/usr/lib/$triplet/$lib" ] && break
+						mkdir -p "$stage/usr/lib/$triplet"
+						cp -L "$sysroot/$d/$lib" "$stage/usr/lib/$triplet/$lib"
+						todo+=("$stage/usr/lib/$triplet/$lib")
+						break
+					done
+				done
+				todo=("${todo[@]:1}")
+			done
+			continue
+		fi
 		LD_LIBRARY_PATH=$outdir ldd "$f" 2>/dev/null |
 		awk '/=> \//{print $3} /^[[:space:]]*\/[^ ]*ld-linux/{print $1}' |
 		while read -r lib; do

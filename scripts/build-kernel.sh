@@ -16,8 +16,9 @@
 #   kcsan   shadow plus KCSAN (data races, e.g. on the record table)
 #   kasan   debug plus generic KASAN; built with clang-19 on x86_64 too
 #           (7.2's RUST depends on !KASAN || CC_IS_CLANG)
-#   bpf, stock-bpf
-#           shadow and stock with BPF tracing (syscall, JIT, events, BTF)
+#   bpf, rust-bpf, stock-bpf
+#           shadow, rust and stock with BPF tracing (syscall, JIT, events,
+#           BTF); rust-bpf is the one to time against stock-bpf
 #   distro-stock, distro-rust
 #           Debian's own configuration of 7.2 (scripts/distro-config.sh):
 #           x86_64 and arm64, stock and with the Rust core
@@ -55,7 +56,7 @@ mkdir -p "$out"
 # missing or old; the kfuncs' declarations need 1.27 (need_pahole).  The
 # distribution configuration builds BTF with the same pahole.
 case $variant in
-bpf|bpf-*|stock-bpf|stock-bpf-*)
+bpf|bpf-*|rust-bpf|rust-bpf-*|stock-bpf|stock-bpf-*)
 	need_pahole "the bpf variants build DEBUG_INFO_BTF"
 	mk+=(PAHOLE="$PAHOLE_BIN") ;;
 distro-*) mk+=(PAHOLE="$PAHOLE_BIN") ;;

@@ -20,10 +20,12 @@
 #   stock-debug, stock-kcsan, stock-kasan
 #           the stock kernel with the debug / KCSAN / KASAN options above
 #           (what the Rust variants are compared with)
-#   bpf, stock-bpf
-#           shadow / stock plus what BPF tracing needs: the BPF syscall and
-#           JIT, BPF events (kprobe, fentry, kprobe.multi), error injection,
-#           BTF of vmlinux and modules (pahole 1.27 or later: need_pahole)
+#   bpf, rust-bpf, stock-bpf
+#           shadow / rust / stock plus what BPF tracing needs: the BPF
+#           syscall and JIT, BPF events (kprobe, fentry, kprobe.multi),
+#           error injection, BTF of vmlinux and modules (pahole 1.27 or
+#           later: need_pahole); rust-bpf, without the shadow checks, is
+#           the one to time against stock-bpf
 
 # rft_debug_options debug|kcsan: the lines the debug / KCSAN variants add,
 # on the Rust kernels and on stock alike.
@@ -109,9 +111,11 @@ rft_config_fragment() {
 	stock-bpf)
 		echo "# CONFIG_FTRACE_RUST_CORE is not set"
 		rft_bpf_options ;;
-	rust)	echo "CONFIG_FTRACE_RUST_CORE=y"
+	rust|rust-bpf)
+		echo "CONFIG_FTRACE_RUST_CORE=y"
 		echo "# CONFIG_FTRACE_RUST_CORE_SHADOW is not set"
-		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y" ;;
+		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y"
+		if [ "$base" = rust-bpf ]; then rft_bpf_options; fi ;;
 	shadow|debug|kcsan|kasan|bpf)
 		echo "CONFIG_FTRACE_RUST_CORE=y"
 		echo "CONFIG_FTRACE_RUST_CORE_SHADOW=y"
