@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# bpf-bench.sh [--runs N] [--out FILE] [VARIANT...]   (default: stock-bpf bpf)
+# bpf-bench.sh [--runs N] [--kprobes N] [--out FILE] [VARIANT...]
+#              (default: --runs 1 --kprobes 200 stock-bpf rust-bpf)
 #
 # What attaching BPF to many functions at once costs, stock and the Rust
 # core side by side in one run: the kernel's own attach benchmarks of
 # test_progs (scripts/bpf-progs.sh), kprobe_multi_bench_attach (a
 # kprobe.multi link, through fprobe, on every function it can attach to,
 # in vmlinux and then in modules) and tracing_multi_bench_attach (a
-# tracing_multi link of fentry programs).  Each guest runs under QEMU's
-# instruction counter (-icount shift=0: one guest nanosecond is one guest
-# instruction), so the attach and detach times test_progs prints are
-# guest instructions, the same on every run of the same kernel and input;
-# the host's wall time of each boot is printed beside them.  N runs per
-# kernel (default 1), one after the other.
+# tracing_multi link of fentry programs), then N kprobe events on ftrace
+# sites (default 200) added one at a time, enabled and disabled as a
+# group and removed one at a time (the guest's bpf mode, rft.kprobes).
+# Each guest runs under QEMU's instruction counter (-icount shift=0: one
+# guest nanosecond is one guest instruction), so the times printed in
+# the guest are guest instructions, the same on every run of the same
+# kernel and input; the host's wall time of each boot is printed beside
+# them.  N runs per kernel (--runs, default 1), one after the other.
 #
 # Prints a table (rows: benchmark, kernel; columns: functions, attach and
 # detach in millions of guest instructions) and writes it to FILE (default
@@ -25,17 +28,19 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
 
-runs=1 out=
+runs=1 out= kprobes=200
 while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) runs=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	-h|--help) sed -n '3,22p' "$0"; exit 0 ;;
+	--kprobes) kprobes=$2; shift 2 ;;
+	-h|--help) sed -n '3,26p' "$0"; exit 0 ;;
 	-*) die "unknown option $1" ;;
 	*) break ;;
 	esac
 done
-[ $# -gt 0 ] || set -- stock-bpf bpf
+# rust-bpf: the Rust core without the shadow build's checks against C
+[ $# -gt 0 ] || set -- stock-bpf rust-bpf
 out=${out:-$BUILD/bpf-bench.txt}
 benches="kprobe_multi_bench_attach tracing_multi_bench_attach"
 
@@ -52,6 +57,7 @@ for v in "$@"; do
 		RFT_INITRD_EXTRA=$BUILD/bpf-$RFT_ARCH/bundle-$v.cpio RFT_TIMEOUT=${RFT_TIMEOUT:-3600} \
 			RFT_QEMU_ARGS="-icount shift=0" RFT_LOG=$log \
 			"$top/scripts/run-guest.sh" "$v" bpf "rft.bpf=${benches// /,}" rft.bpfopt=-v \
+			"rft.kprobes=$kprobes" \
 			>/dev/null 2>&1
 		rc=$?
 		wall=$(( $(date +%s) - t0 ))
@@ -68,10 +74,16 @@ for v in "$@"; do
 				k[name]++
 				printf "%s#%d %s %s %s %s %s %s\n", name, k[name], v, r, n, a, d, wall
 				n = ""
+			}
+			# "@@RFT BPF-KPROBES n=N add=US enable=US disable=US remove=US"
+			/^@@RFT BPF-KPROBES / {
+				for (i = 3; i <= NF; i++) { split($i, kv, "="); k[kv[1]] = kv[2] }
+				printf "kprobe_events/add+remove#1 %s %s %s %.6f %.6f %s\n", v, r, k["n"], k["add"] / 1e6, k["remove"] / 1e6, wall
+				printf "kprobe_events/enable+disable#1 %s %s %s %.6f %.6f %s\n", v, r, k["n"], k["enable"] / 1e6, k["disable"] / 1e6, wall
 			}' >>"$rows"
 		got=$(awk -v v="$v" -v r="$r" '$2 == v && $3 == r && $5 != "" && $6 != ""' "$rows" | wc -l)
-		if [ "$got" -lt 5 ]; then
-			echo "$v run $r: $got of 5 benchmark figures printed (rc=$rc, log: $log)"
+		if [ "$got" -lt 7 ]; then
+			echo "$v run $r: $got of 7 benchmark figures printed (rc=$rc, log: $log)"
 			fail=$((fail + 1))
 		fi
 	done

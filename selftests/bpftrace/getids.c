@@ -5,7 +5,8 @@
  * Waits for a line on standard input (so that every tool is attached
  * before the first call), then makes getpriority(PRIO_PROCESS, 0) A
  * times, getsid(0) B times and getpgid(0) C times, through syscall(2) so
- * that the C library adds no call of its own, and prints "getids A B C".
+ * that the C library adds no call of its own, then sched_getscheduler(0)
+ * once, on which the bpftrace script exits, and prints "getids A B C".
  * Three system calls with arguments, so that each has a wrapper function
  * of its own (__x64_sys_NAME) to trace, and none that another program of
  * the test guest makes while it runs.
@@ -50,6 +51,8 @@ int main(int argc, char **argv)
 		syscall(SYS_getsid, 0);
 	for (i = 0; i < c; i++)
 		syscall(SYS_getpgid, 0);
+	/* the end: the bpftrace script exits on this call */
+	syscall(SYS_sched_getscheduler, 0);
 	printf("getids %ld %ld %ld\n", a, b, c);
 	return 0;
 }
