@@ -58,7 +58,8 @@ apt_need "the BPF selftests' runner" clang-19 llvm-19 libelf-dev zlib1g-dev \
 
 # Another architecture: test_progs is cross-built (the tree's Makefile
 # builds bpftool and resolve_btfids for the host, libbpf and the runner
-# for the target) against the target's libelf, zlib and libzstd, which
+# for the target, and bpftool for the target too) against the target's
+# libelf, zlib, libzstd and OpenSSL, which
 # come as Debian bookworm packages of that architecture unpacked under
 # build/bpf-ARCH-sysroot (scripts/fetch-debs.sh), through a wrapper of
 # the cross compiler that adds their paths.
@@ -69,7 +70,7 @@ if [ -n "$CROSS" ]; then
 	triplet=${CROSS%-}
 	"$top/scripts/fetch-debs.sh" "bpf-$arch" "$debarch" "$BUILD/apt/sources.list" \
 		'bookworm(-updates)?' "$sysroot" \
-		libelf-dev libelf1 zlib1g-dev zlib1g libzstd-dev libzstd1 ||
+		libelf-dev libelf1 zlib1g-dev zlib1g libzstd-dev libzstd1 libssl-dev libssl3 ||
 		die "no $arch libraries for test_progs"
 	mkdir -p "$outdir"
 	printf '%s\n' '#!/bin/sh' \
@@ -79,7 +80,9 @@ if [ -n "$CROSS" ]; then
 		"	-Wl,-rpath-link,$sysroot/usr/lib/$triplet:$sysroot/lib/$triplet \"\$@\"" \
 		>"$outdir/cross-cc"
 	chmod +x "$outdir/cross-cc"
-	cross_make=(ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="$outdir/cross-cc")
+	# LDFLAGS: clang links urandom_read and its library for the target
+	cross_make=(ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="$outdir/cross-cc"
+		    LDFLAGS="-L$sysroot/usr/lib/$triplet -L$sysroot/lib/$triplet -Wl,-rpath-link,$sysroot/usr/lib/$triplet:$sysroot/lib/$triplet")
 fi
 
 # --- the pruned copy ---------------------------------------------------------
@@ -173,6 +176,9 @@ else
 	done
 	step "bpf: $(ls "$copy/progs"/*.c | wc -l) of $(ls "$bpfsrc/progs"/*.c | wc -l) BPF programs kept"
 	rm -f "$outdir/test_progs"
+	# TRUNNER_EXTRA_FILES: the helper programs the tests run; without the
+	# test modules (built below, per kernel), sign-file and xdp_synproxy
+	# (programs of tests not in the set, built for the target).
 	# BPF_STRICT_BUILD=0: a program or test that does not build against
 	# this kernel's BTF is left out (SKIP-BPF, SKIP-OBJ lines in the log)
 	# instead of stopping the build; the run reports what is missing.
@@ -182,6 +188,7 @@ else
 		CLANG=clang-19 LLC=llc-19 LLVM_STRIP=llvm-strip-19 LLD=/usr/lib/llvm-19/bin/ld.lld \
 		BPF_STRICT_BUILD=0 SKIP_LLVM=1 SKIP_DOCS=1 SKIP_LIBBFD=1 \
 		LIBARENA_SKEL= LIBARENA_ASAN_SKEL= "${cross_make[@]}" \
+		TRUNNER_EXTRA_FILES="$outdir/urandom_read $outdir/liburandom_read.so $outdir/uprobe_multi" \
 		test_progs >"$outdir/build.log" 2>&1 ||
 		{ tail -n 40 "$outdir/build.log"; die "test_progs did not build (log: $outdir/build.log)"; }
 	[ -x "$outdir/test_progs" ] || die "no test_progs after the build (log: $outdir/build.log)"
