@@ -12,11 +12,12 @@
 # tracing_multi link of fentry programs), then N kprobe events on ftrace
 # sites (default 200) added one at a time, enabled and disabled as a
 # group and removed one at a time (the guest's bpf mode, rft.kprobes).
-# Each guest runs under QEMU's instruction counter (-icount shift=0: one
-# guest nanosecond is one guest instruction), so the times printed in
-# the guest are guest instructions, the same on every run of the same
-# kernel and input; the host's wall time of each boot is printed beside
-# them.  N runs per kernel (--runs, default 1), one after the other.
+# Each guest runs under QEMU's instruction counter as scripts/bench.sh
+# --icount does (-icount shift=0,align=off,sleep=off: one guest
+# nanosecond is one guest instruction, and an idle guest jumps to its
+# next timer), so the times printed in the guest are guest instructions
+# plus the timer steps of waits (grace periods), whatever the host does;
+# the host's wall time of each boot is printed beside them.  N runs per kernel (--runs, default 1), one after the other.
 #
 # Prints a table (rows: benchmark, kernel; columns: functions, attach and
 # detach in millions of guest instructions) and writes it to FILE (default
@@ -52,10 +53,10 @@ fail=0
 for v in "$@"; do
 	for r in $(seq 1 "$runs"); do
 		log=$BUILD/guest-$RFT_ARCH-$v-bpf-bench-$r.log
-		step "guest: $benches on $v under -icount shift=0, run $r (log: $log)"
+		step "guest: $benches on $v under -icount shift=0,sleep=off, run $r (log: $log)"
 		t0=$(date +%s)
 		RFT_INITRD_EXTRA=$BUILD/bpf-$RFT_ARCH/bundle-$v.cpio RFT_TIMEOUT=${RFT_TIMEOUT:-3600} \
-			RFT_QEMU_ARGS="-icount shift=0" RFT_LOG=$log \
+			RFT_QEMU_ARGS="-icount shift=0,align=off,sleep=off" RFT_LOG=$log \
 			"$top/scripts/run-guest.sh" "$v" bpf "rft.bpf=${benches// /,}" rft.bpfopt=-v \
 			"rft.kprobes=$kprobes" \
 			>/dev/null 2>&1
@@ -90,9 +91,9 @@ for v in "$@"; do
 done
 {
 	echo "# BPF attach and detach at scale: scripts/bpf-bench.sh --runs $runs $*"
-	echo "# host: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1); guest: x86_64 TCG -icount shift=0, -smp ${RFT_SMP:-2}"
+	echo "# host: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1); guest: x86_64 TCG -icount shift=0,align=off,sleep=off, -smp ${RFT_SMP:-2}"
 	echo "# kernels: $* (scripts/build-kernel.sh: the test configuration with BPF; kernel $(sed -n 's/^@@RFT BOOTED \([^ ]*\).*/\1/p' "$log" | tr -d '\r' | head -n 1))"
-	echo "# columns: benchmark, kernel, run, functions, attach and detach (millions of guest instructions), host wall seconds of the boot"
+	echo "# columns: benchmark, kernel, run, functions, attach and detach (guest ms: millions of guest instructions, with timer steps), host wall seconds of the boot"
 	sort -s -k1,1 "$rows" |
 	awk '{ printf "%-38s %-10s %s %8s %10.1f %10.1f %6s\n", $1, $2, $3, $4, $5 * 1000, $6 * 1000, $7 }'
 } | tee "$out"

@@ -55,8 +55,8 @@ rft_debug_options() {
 	esac
 }
 
-# rft_bpf_options: the lines the bpf variants add: what the kernel's BPF
-# selftests (tools/testing/selftests/bpf/config) ask for tracing.
+# rft_bpf_options ARCH: the lines the bpf variants add: what the kernel's
+# BPF selftests (tools/testing/selftests/bpf/config) ask for tracing.
 rft_bpf_options() {
 	echo "CONFIG_BPF_SYSCALL=y"
 	echo "CONFIG_BPF_JIT=y"
@@ -73,8 +73,11 @@ rft_bpf_options() {
 	echo "CONFIG_MODULE_SIG=y"
 	echo "CONFIG_CRYPTO_SHA256=y"
 	# livepatch_trampoline: a livepatch and fentry on one function
-	echo "CONFIG_LIVEPATCH=y"
-	echo "CONFIG_SAMPLE_LIVEPATCH=m"
+	# (riscv has no livepatch in 7.2: HAVE_LIVEPATCH)
+	if [ "${1:-}" != riscv64 ]; then
+		echo "CONFIG_LIVEPATCH=y"
+		echo "CONFIG_SAMPLE_LIVEPATCH=m"
+	fi
 	# tests that read the running kernel's options
 	echo "CONFIG_IKCONFIG=y"
 	echo "CONFIG_IKCONFIG_PROC=y"
@@ -110,19 +113,19 @@ rft_config_fragment() {
 		rft_debug_options "${base#stock-}" ;;
 	stock-bpf)
 		echo "# CONFIG_FTRACE_RUST_CORE is not set"
-		rft_bpf_options ;;
+		rft_bpf_options "$arch" ;;
 	rust|rust-bpf)
 		echo "CONFIG_FTRACE_RUST_CORE=y"
 		echo "# CONFIG_FTRACE_RUST_CORE_SHADOW is not set"
 		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y"
-		if [ "$base" = rust-bpf ]; then rft_bpf_options; fi ;;
+		if [ "$base" = rust-bpf ]; then rft_bpf_options "$arch"; fi ;;
 	shadow|debug|kcsan|kasan|bpf)
 		echo "CONFIG_FTRACE_RUST_CORE=y"
 		echo "CONFIG_FTRACE_RUST_CORE_SHADOW=y"
 		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y"
 		case $base in
 		debug|kcsan|kasan) rft_debug_options "$base" ;;
-		bpf) rft_bpf_options ;;
+		bpf) rft_bpf_options "$arch" ;;
 		esac ;;
 	*) die "unknown variant $variant" ;;
 	esac
