@@ -19,6 +19,8 @@
 #   bpf, rust-bpf, stock-bpf
 #           shadow, rust and stock with BPF tracing (syscall, JIT, events,
 #           BTF); rust-bpf is the one to time against stock-bpf
+#   debug-bpf
+#           debug plus BPF tracing: the BPF selftests under lockdep
 #   distro-stock, distro-rust
 #           Debian's own configuration of 7.2 (scripts/distro-config.sh):
 #           x86_64 and arm64, stock and with the Rust core
@@ -56,7 +58,7 @@ mkdir -p "$out"
 # missing or old; the kfuncs' declarations need 1.27 (need_pahole).  The
 # distribution configuration builds BTF with the same pahole.
 case $variant in
-bpf|bpf-*|rust-bpf|rust-bpf-*|stock-bpf|stock-bpf-*)
+bpf|bpf-*|rust-bpf|rust-bpf-*|stock-bpf|stock-bpf-*|debug-bpf|debug-bpf-*)
 	need_pahole "the bpf variants build DEBUG_INFO_BTF"
 	mk+=(PAHOLE="$PAHOLE_BIN") ;;
 distro-*) mk+=(PAHOLE="$PAHOLE_BIN") ;;

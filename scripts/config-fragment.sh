@@ -26,6 +26,8 @@
 #           error injection, BTF of vmlinux and modules (pahole 1.27 or
 #           later: need_pahole); rust-bpf, without the shadow checks, is
 #           the one to time against stock-bpf
+#   debug-bpf
+#           debug plus the bpf lines: the BPF selftests under lockdep
 
 # rft_debug_options debug|kcsan: the lines the debug / KCSAN variants add,
 # on the Rust kernels and on stock alike.
@@ -119,13 +121,14 @@ rft_config_fragment() {
 		echo "# CONFIG_FTRACE_RUST_CORE_SHADOW is not set"
 		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y"
 		if [ "$base" = rust-bpf ]; then rft_bpf_options "$arch"; fi ;;
-	shadow|debug|kcsan|kasan|bpf)
+	shadow|debug|kcsan|kasan|bpf|debug-bpf)
 		echo "CONFIG_FTRACE_RUST_CORE=y"
 		echo "CONFIG_FTRACE_RUST_CORE_SHADOW=y"
 		echo "CONFIG_FTRACE_RUST_CORE_KUNIT_TEST=y"
 		case $base in
 		debug|kcsan|kasan) rft_debug_options "$base" ;;
 		bpf) rft_bpf_options "$arch" ;;
+		debug-bpf) rft_debug_options debug; rft_bpf_options "$arch" ;;
 		esac ;;
 	*) die "unknown variant $variant" ;;
 	esac
