@@ -59,30 +59,42 @@ apt_need "the BPF selftests' runner" clang-19 llvm-19 libelf-dev zlib1g-dev \
 # Another architecture: test_progs is cross-built (the tree's Makefile
 # builds bpftool and resolve_btfids for the host, libbpf and the runner
 # for the target, and bpftool for the target too) against the target's
-# libelf, zlib, libzstd and OpenSSL, which
-# come as Debian bookworm packages of that architecture unpacked under
+# libelf, zlib, libzstd and OpenSSL, which come as Debian packages of
+# that architecture (bookworm's; unstable's for riscv64) unpacked under
 # build/bpf-ARCH-sysroot (scripts/fetch-debs.sh), through a wrapper of
 # the cross compiler that adds their paths.
 cross_make=()
 if [ -n "$CROSS" ]; then
-	case $arch in arm64) debarch=arm64 ;; riscv64) debarch=riscv64 ;; esac
 	sysroot=$BUILD/bpf-$arch-sysroot
 	triplet=${CROSS%-}
-	"$top/scripts/fetch-debs.sh" "bpf-$arch" "$debarch" "$BUILD/apt/sources.list" \
-		'bookworm(-updates)?' "$sysroot" \
-		libelf-dev libelf1 zlib1g-dev zlib1g libzstd-dev libzstd1 libssl-dev libssl3 ||
-		die "no $arch libraries for test_progs"
+	shlib=
+	case $arch in
+	arm64)	"$top/scripts/fetch-debs.sh" "bpf-$arch" arm64 "$BUILD/apt/sources.list" \
+			'bookworm(-updates)?' "$sysroot" \
+			libelf-dev libelf1 zlib1g-dev zlib1g libzstd-dev libzstd1 libssl-dev libssl3 ||
+			die "no $arch libraries for test_progs" ;;
+	riscv64)
+		# bookworm has no riscv64 port: unstable's packages (names after
+		# the time_t transition), as the guest's (riscv64-userspace.sh).
+		# They need a newer C library than the cross compiler's, which
+		# the guest has: the link lets their symbols go unresolved.
+		"$top/scripts/fetch-debs.sh" "bpf-$arch" riscv64 "$BUILD/apt/sid.list" \
+			unstable "$sysroot" \
+			libelf-dev libelf1t64 zlib1g-dev zlib1g libzstd-dev libzstd1 libssl-dev libssl3t64 ||
+			die "no $arch libraries for test_progs"
+		shlib=" -Wl,--allow-shlib-undefined" ;;
+	esac
 	mkdir -p "$outdir"
 	printf '%s\n' '#!/bin/sh' \
 		"# ${CROSS}gcc with the $arch libraries of $sysroot (scripts/bpf-progs.sh)" \
 		"exec ${CROSS}gcc -isystem $sysroot/usr/include -isystem $sysroot/usr/include/$triplet \\" \
 		"	-L$sysroot/usr/lib/$triplet -L$sysroot/lib/$triplet \\" \
-		"	-Wl,-rpath-link,$sysroot/usr/lib/$triplet:$sysroot/lib/$triplet \"\$@\"" \
+		"	-Wl,-rpath-link,$sysroot/usr/lib/$triplet:$sysroot/lib/$triplet$shlib \"\$@\"" \
 		>"$outdir/cross-cc"
 	chmod +x "$outdir/cross-cc"
 	# LDFLAGS: clang links urandom_read and its library for the target
 	cross_make=(ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="$outdir/cross-cc"
-		    LDFLAGS="-L$sysroot/usr/lib/$triplet -L$sysroot/lib/$triplet -Wl,-rpath-link,$sysroot/usr/lib/$triplet:$sysroot/lib/$triplet")
+		    LDFLAGS="-L$sysroot/usr/lib/$triplet -L$sysroot/lib/$triplet -Wl,-rpath-link,$sysroot/usr/lib/$triplet:$sysroot/lib/$triplet$shlib")
 fi
 
 # --- the pruned copy ---------------------------------------------------------
