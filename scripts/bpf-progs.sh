@@ -266,15 +266,8 @@ for v in "$@"; do
 			done
 			continue
 		fi
-		LD_LIBRARY_PATH=$outdir ldd "$f" 2>/dev/null |
-		awk '/=> \//{print $3} /^[[:space:]]*\/[^ ]*ld-linux/{print $1}' |
-		while read -r lib; do
-			# liburandom_read.so is beside the programs (rpath .)
-			case $lib in "$outdir"/*) continue ;; esac
-			[ -e "$stage$lib" ] && continue
-			mkdir -p "$stage$(dirname "$lib")"
-			cp -L "$lib" "$stage$lib"
-		done
+		# liburandom_read.so is beside the programs (rpath .)
+		stage_host_libs "$stage" "$f" "$outdir"
 	done
 	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
 		cpio -o -H newc -R 0:0 --quiet) >"$outdir/bundle-$v.cpio"

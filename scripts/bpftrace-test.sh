@@ -55,11 +55,7 @@ gcc -O2 -static -Wall -o "$stage/rftrace/bpftrace/getids" "$top/selftests/bpftra
 	die "getids did not build"
 cp "$top/selftests/bpftrace/probes.bt" "$stage/rftrace/bpftrace/"
 cp -L "$bt" "$stage/rftrace/bpftrace/bpftrace"
-ldd "$bt" | awk '/=> \//{print $3} /^[[:space:]]*\/[^ ]*ld-linux/{print $1}' |
-while read -r lib; do
-	mkdir -p "$stage$(dirname "$lib")"
-	cp -L "$lib" "$stage$lib"
-done
+stage_host_libs "$stage" "$bt"
 (cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$dir/bundle.cpio"
 step "bpftrace: $("$bt" --version), bundle $(du -h "$dir/bundle.cpio" | cut -f1)"
 

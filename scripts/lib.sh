@@ -187,3 +187,19 @@ bpf_test_set() {
 	     "module_attach module_fentry_shadow attach_probe tracing_failure" \
 	     "get_func_ip_test livepatch_trampoline"
 }
+
+# stage_host_libs STAGE FILE [BESIDE]: copies the shared libraries a host
+# program FILE needs (ldd; with LD_LIBRARY_PATH=BESIDE, whose own
+# libraries are left out: they travel beside the program) to the same
+# paths under STAGE, for a cpio appended to a guest's initramfs.
+stage_host_libs() {
+	local stage=$1 f=$2 beside=${3:-} lib
+	LD_LIBRARY_PATH=$beside ldd "$f" 2>/dev/null |
+	awk '/=> \//{print $3} /^[[:space:]]*\/[^ ]*ld-linux/{print $1}' |
+	while read -r lib; do
+		[ -n "$beside" ] && case $lib in "$beside"/*) continue ;; esac
+		[ -e "$stage$lib" ] && continue
+		mkdir -p "$stage$(dirname "$lib")"
+		cp -L "$lib" "$stage$lib"
+	done
+}
