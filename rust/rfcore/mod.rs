@@ -16,6 +16,7 @@ pub mod account;
 pub mod arch;
 pub mod consistency;
 pub mod direct;
+pub mod dirty;
 pub mod fault;
 pub mod filter;
 pub mod flags;

@@ -23,6 +23,7 @@ use super::model::{self, bit, has, m};
 use super::util::{note, seed, Ev, Log, Rng, SimX86 as X86, VecRecords, VecStore, Walk, FENTRY};
 use crate::rfcore::arch::arm64::{self as a64, Arm64Change, LayoutError, ReachError, Write};
 use crate::rfcore::arch::x86::{self as x86c, EncodeError};
+use crate::rfcore::dirty::{Dirty, Scope, Scoped};
 use crate::rfcore::flags::RecFlags;
 use crate::rfcore::record::{Decision, Update};
 use crate::rfcore::select::{self, Callers, Choice, Need, OpsList};
@@ -928,6 +929,87 @@ fn random_passes<A: SimArch>(default_seed: u64) {
         totals.batches,
         totals.gathers
     ));
+}
+
+/// Passes over the records the steps changed ([`Dirty`], [`Scoped`])
+/// leave every site of the table as its record says, as passes over every
+/// record do, and visit the listed records only.
+fn dirty_passes<A: SimArch>(default_seed: u64) {
+    let base = seed(default_seed);
+    let (mut listed, mut whole, mut cut) = (0u64, 0u64, 0u64);
+    for run in 0..3u64 {
+        let mut rng = Rng::new(base.wrapping_add(run));
+        let variant = A::NAME == "x86" && run % 2 == 1;
+        let mut w = World::<A>::kernel(200 + rng.below(200) as usize, variant);
+        w.modules(40);
+        let n = w.t.recs.len();
+        let mut dirty = Dirty::new(Vec::new(), n / 8);
+        for _ in 0..800 {
+            let before = w.flags_vec();
+            random_step(&mut w.t.recs, &mut rng);
+            for (r, &f) in w.t.recs.iter().zip(&before) {
+                if r.flags != f {
+                    dirty.touch(r.ip);
+                }
+            }
+            // Now and then a record listed twice, or one that did not
+            // change: visited once, and harmless.
+            if rng.chance(1, 4) {
+                dirty.touch(w.t.recs[rng.below(n as u64) as usize].ip);
+            }
+            let enable = rng.chance(9, 10);
+            let was_whole = dirty.is_whole();
+            let scope = dirty.scope(enable);
+            let want = match scope {
+                Scope::Whole => n as u64,
+                Scope::Sites(ips) => ips.len() as u64,
+            };
+            if let Scope::Sites(ips) = scope {
+                assert!(ips.windows(2).all(|p| p[0] < p[1]), "{ips:x?}");
+            }
+            let mut counts = Counts::default();
+            let mut walk = Walk(&mut w.t);
+            let r = update_all(
+                &mut Scoped::new(&mut walk, scope),
+                &mut w.a,
+                &mut w.store,
+                enable,
+                &mut counts,
+            );
+            assert_eq!(r, Ok(()));
+            assert_eq!(counts.walked, want);
+            dirty.done(enable);
+            assert_eq!(dirty.is_whole(), !enable);
+            if was_whole {
+                whole += 1;
+            } else {
+                listed += 1;
+            }
+            cut += u64::from(was_whole && enable);
+            // Nothing left for a pass over every record to do.
+            for (i, r) in w.t.recs.iter().enumerate() {
+                let code = model::check_record(r.flags, enable).0;
+                assert_eq!(code, model::IGNORE, "record {i} {:#x} left behind", r.ip);
+            }
+            w.check_text();
+            assert!(w.t.reports.is_empty(), "{:?}", w.t.reports);
+        }
+    }
+    assert!(listed > 0 && whole > 0 && cut > 0, "{listed} {whole} {cut}");
+    note(&format!(
+        "dirty {}: seed {base:#x}: {listed} passes over the listed records, {whole} whole",
+        A::NAME
+    ));
+}
+
+#[test]
+fn x86_dirty_passes() {
+    dirty_passes::<X86>(0x2026_1203);
+}
+
+#[test]
+fn arm64_dirty_passes() {
+    dirty_passes::<Arm64>(0x2026_1204);
 }
 
 #[test]

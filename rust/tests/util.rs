@@ -20,6 +20,7 @@ use std::string::String;
 use std::vec::Vec;
 
 use crate::rfcore::arch::x86::{self as x86c, X86Change, INSN_SIZE};
+use crate::rfcore::dirty::Find;
 use crate::rfcore::flags::RecFlags;
 use crate::rfcore::record::{Decision, Update};
 use crate::rfcore::select::Need;
@@ -200,6 +201,12 @@ impl<T: VecRecords> Records for Walk<'_, T> {
 
     fn literal_written(&mut self, rec: usize, set: u64) {
         self.0.literal_written(rec, set);
+    }
+}
+
+impl<T: VecRecords> Find for Walk<'_, T> {
+    fn find(&mut self, ip: u64) -> Option<usize> {
+        (0..self.0.count()).find(|&i| self.0.site(i).0 == ip)
     }
 }
 
