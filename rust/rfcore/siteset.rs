@@ -93,8 +93,8 @@ pub mod layout {
     pub const GONE: usize = 1;
     /// The multiplier of the slot hash (`(ip * HASH_MUL) >> (64 - bits)`).
     pub const HASH_MUL: u64 = 0x61c8_8646_80b5_83eb;
-    /// Index bits of the smallest table.
-    pub const MIN_BITS: u32 = 10;
+    /// Index bits of the smallest table (16 slots: 280 bytes).
+    pub const MIN_BITS: u32 = 4;
     /// Index bits of the largest table.
     pub const MAX_BITS: u32 = 24;
 }
@@ -594,7 +594,50 @@ impl<M: Mem> Sites<M> {
         }
         self.dirty.clear();
         self.retire_unused();
+        self.shrink();
         self.stats.publishes = self.stats.publishes.saturating_add(1);
+    }
+
+    /// Memory follows what is traced: once no site has a set or an
+    /// unknown one and no literal names a set, the table and the
+    /// bookkeeping go (a later walk builds them again); a table at most
+    /// a sixteenth full is rebuilt a quarter full. Run after a
+    /// publication, when no site is staged. A rebuild out of memory
+    /// keeps the table it has.
+    fn shrink(&mut self) {
+        if self.failed || self.walk.is_some() || !self.dirty.items().is_empty() {
+            return;
+        }
+        if self.table.is_none() {
+            return;
+        }
+        let live = self.live_bound();
+        if live == 0 {
+            self.mem.publish(None);
+            if let Some(t) = self.table.take() {
+                self.stats.bytes = self.stats.bytes.saturating_sub(words_bytes(t.words()));
+                self.stats.retired = self.stats.retired.saturating_add(1);
+                self.mem.retire(t.0, Readers::Table);
+            }
+            // No slot and no literal names a set: every set was retired.
+            if self.sets.items().iter().all(|s| s.block.is_none()) {
+                self.sets = self.mem.vec();
+            }
+            self.logical = self.mem.vec();
+            self.lits = self.mem.vec();
+            self.dirty = self.mem.vec();
+            self.memo = self.mem.vec();
+            self.scratch = self.mem.vec();
+            self.order = self.mem.vec();
+            self.bits = 0;
+            self.used = 0;
+            return;
+        }
+        let slots = 1usize.checked_shl(self.bits).unwrap_or(0);
+        if self.bits > layout::MIN_BITS && live.saturating_mul(16) < slots {
+            // Out of memory: the old table stays, still correct.
+            let _ = self.rebuild();
+        }
     }
 
     /// The published set of the site at `ip`, as a reader finds it: the

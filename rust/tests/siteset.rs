@@ -410,13 +410,35 @@ fn sets_are_interned_and_retired() {
     w.check().unwrap();
     let s = w.sites.stats();
     assert_eq!((s.sets, s.sites, s.unknown), (0, 0, 0));
-    // Only the table is left: made once, before the first walk, with
-    // 4096 slots (at most half full with its 2000 sites).
+    // Made once, before the first walk (4096 slots, at most half full with
+    // its 2000 sites), and gone with the last ops: nothing is left.
     assert_eq!(s.tables, 1, "{s:?}");
-    assert_eq!(s.bytes, 8 * (3 + 2 * 4096), "{s:?}");
+    assert_eq!(s.bytes, 0, "{s:?}");
+    assert_eq!(w.sites.mem().published, 0);
     for i in 0..2000 {
         assert_eq!(w.sites.lookup(ip(i)), None);
     }
+}
+
+#[test]
+fn the_table_shrinks_with_what_is_traced() {
+    // Every function, then one: the table is rebuilt for the one site.
+    let mut w = World::<0>::new(20_000);
+    w.register(op(0), (0..20_000).map(ip).collect());
+    let big = w.sites.stats().bytes;
+    assert!(big > 8 * 2 * 32_768, "{big}");
+    w.register(op(1), [ip(7)].into_iter().collect());
+    w.unregister(op(0));
+    w.check().unwrap();
+    let s = w.sites.stats();
+    assert_eq!((s.sets, s.sites), (1, 1), "{s:?}");
+    // A 16-slot table and one set: under 4 KiB, and what readers find.
+    assert!(s.bytes < 4096, "{s:?}");
+    assert_eq!(w.published(ip(7)).unwrap(), [op(1)]);
+    w.unregister(op(1));
+    w.check().unwrap();
+    assert_eq!(w.sites.stats().bytes, 0);
+    assert_eq!(w.sites.mem().published, 0);
 }
 
 #[test]
@@ -489,26 +511,28 @@ fn a_module_loaded_again_and_again_reuses_its_gone_slots() {
 }
 
 #[test]
-fn a_tracer_switched_on_and_off_keeps_its_table() {
+fn a_tracer_switched_on_and_off_frees_its_table() {
     // The function tracer on a 1000-function filter, on and off again:
-    // the sites' slots stay and are reused; the table is built once.
+    // the table is built once per switch on, sized for the filter, and
+    // gone after each switch off.
     let mut w = World::<0>::new(3000);
     let filter: BTreeSet<usize> = (0..1000).map(|i| ip(3 * i)).collect();
     for _ in 0..20 {
         w.register(op(0), filter.clone());
         w.check().unwrap();
+        assert_eq!(w.sites.stats().tables, w.sites.stats().retired / 2 + 1);
         w.unregister(op(0));
         w.check().unwrap();
+        assert_eq!(w.sites.stats().bytes, 0);
     }
-    assert_eq!(w.sites.stats().tables, 1, "{:?}", w.sites.stats());
-    // Other sites come: the dead slots do not count as live, and the table
-    // grows once for the live ones.
+    assert_eq!(w.sites.stats().tables, 20, "{:?}", w.sites.stats());
+    // Other sites come: the table grows once for the live ones.
     let other: BTreeSet<usize> = (0..1000).map(|i| ip(3 * i + 1)).collect();
     w.register(op(0), filter);
     w.register(op(1), other);
     w.check().unwrap();
     let s = w.sites.stats();
-    assert_eq!((s.sites, s.tables), (2000, 2), "{s:?}");
+    assert_eq!((s.sites, s.tables), (2000, 22), "{s:?}");
 }
 
 // ---------------------------------------------------------------------
