@@ -352,6 +352,29 @@ bool rftrace_shim_hash_meets(struct ftrace_hash *a, struct ftrace_hash *b)
 }
 
 /*
+ * Copies the functions of @hash into @ips, at most @max of them, and
+ * returns how many it copied: the accounting walk of a small filter visits
+ * those records only (rust/kside/registry.rs).
+ */
+unsigned long rftrace_shim_hash_ips(struct ftrace_hash *hash,
+				    unsigned long *ips, unsigned long max)
+{
+	struct ftrace_func_entry *entry;
+	unsigned long i, n = 0;
+
+	if (ftrace_hash_empty(hash))
+		return 0;
+	for (i = 0; i < (1UL << hash->size_bits); i++) {
+		hlist_for_each_entry(entry, &hash->buckets[i], hlist) {
+			if (n == max)
+				return n;
+			ips[n++] = entry->ip;
+		}
+	}
+	return n;
+}
+
+/*
  * The direct-functions table (rust/kside/direct.rs), under direct_mutex:
  * a new table @bits wide holding the entries of @table (NULL: none) and
  * one for each function of @hash, calling @addr; NULL when out of memory.

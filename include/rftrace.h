@@ -435,6 +435,8 @@ unsigned long rftrace_shim_hash_count(struct ftrace_hash *hash);
 bool rftrace_shim_hash_is_nothing(struct ftrace_hash *hash);
 struct ftrace_hash *rftrace_shim_hash_nothing(void);
 bool rftrace_shim_hash_meets(struct ftrace_hash *a, struct ftrace_hash *b);
+unsigned long rftrace_shim_hash_ips(struct ftrace_hash *hash,
+				    unsigned long *ips, unsigned long max);
 struct ftrace_hash *rftrace_shim_direct_table_with(struct ftrace_hash *table,
 						   struct ftrace_hash *hash,
 						   unsigned long addr,

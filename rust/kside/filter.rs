@@ -26,6 +26,13 @@ use core::{
 };
 
 use kernel::{
+    alloc::{
+        flags::{
+            __GFP_NOWARN,
+            GFP_KERNEL, //
+        },
+        KVVec, //
+    },
     bindings,
     error::{
         code::ENOMEM,
@@ -33,7 +40,10 @@ use kernel::{
         Error,
         Result, //
     },
-    ffi::c_uint,
+    ffi::{
+        c_uint,
+        c_ulong, //
+    },
     sync::atomic::{
         Atomic,
         Relaxed,
@@ -88,6 +98,9 @@ unsafe extern "C" {
     ) -> Option<&'a Atomic<*mut bindings::ftrace_hash>>;
     /// Frees a replaced hash after an RCU grace period.
     safe fn ftrace_c_free_hash_rcu(hash: Retired);
+    /// Copies at most `max` functions of `hash` into `ips` and returns how
+    /// many it copied. Not `safe`: it writes through `ips`.
+    fn rftrace_shim_hash_ips(hash: Option<HashRef<'_>>, ips: *mut c_ulong, max: c_ulong) -> c_ulong;
 }
 
 crate::kside::abi::lowered_as!(
@@ -104,6 +117,11 @@ crate::kside::abi::same_prototype!(
     bindings::rftrace_shim_ops_hash_slot,
     rftrace_shim_ops_hash_slot,
     fn(Ops<'static>, bool) -> Option<&'static Atomic<*mut bindings::ftrace_hash>>
+);
+crate::kside::abi::same_prototype!(
+    bindings::rftrace_shim_hash_ips,
+    rftrace_shim_hash_ips,
+    fn(Option<HashRef<'static>>, *mut c_ulong, c_ulong) -> c_ulong
 );
 crate::kside::abi::same_prototype!(
     bindings::ftrace_c_free_hash_rcu,
@@ -188,6 +206,23 @@ impl<'a> KHash<'a> {
     /// The number of functions the hash names.
     pub(crate) fn count(&self) -> u64 {
         HashRef::count_of(self.view())
+    }
+
+    /// The functions the hash names, in ascending order, each once;
+    /// `None` when there is no memory for the list (the caller then walks
+    /// the table).
+    pub(crate) fn ips(&self) -> Option<KVVec<u64>> {
+        let n = usize::try_from(self.count()).ok()?;
+        let mut ips = KVVec::from_elem(0u64, n, GFP_KERNEL | __GFP_NOWARN).ok()?;
+        let max = c_word(u64::try_from(ips.len()).ok()?);
+        // SAFETY: `ips` has room for `max` words (`c_ulong` and `u64` have
+        // one size, asserted in `kside::abi`), and the view is of a hash
+        // nobody changes while `self` lives.
+        let got = unsafe { rftrace_shim_hash_ips(self.view(), ips.as_mut_ptr().cast(), max) };
+        ips.truncate(usize::try_from(crate::kside::abi::word(got)).ok()?);
+        let n = crate::rfcore::dirty::sort_unique(&mut ips);
+        ips.truncate(n);
+        Some(ips)
     }
 
     /// The hash as a read-only view for as long as this value is

@@ -23,6 +23,7 @@ use kernel::{
         Error,
         Result, //
     },
+    sync::atomic::Relaxed,
 };
 
 use crate::{
@@ -30,6 +31,7 @@ use crate::{
     kside::lock::FtraceLocked,
     kside::ops::Ops,
     kside::pages,
+    kside::record::Rec,
     kside::stats::{
         bump,
         STATS, //
@@ -96,11 +98,34 @@ pub(crate) fn update(
     let (Some(old), Some(new)) = (old, new) else {
         return Err(EINVAL);
     };
-    walk(who, Plan::Check, ops, old, new, lock, &mut asks)?;
+    let listed = listed(old, new);
+    let listed = listed.as_deref();
+    walk(who, Plan::Check, ops, old, new, listed, lock, &mut asks)?;
     if who == Claimant::IpModify {
-        walk(who, Plan::Write, ops, old, new, lock, &mut asks)?;
+        walk(who, Plan::Write, ops, old, new, listed, lock, &mut asks)?;
     }
     Ok(())
+}
+
+/// The functions of `old` and `new`, ascending and each once, when they
+/// are few against the table (`kside::dirty::CUT`): the only records a
+/// walk can claim, release or ask about. `None`: the walk visits every
+/// record (many functions, or no memory for the list).
+fn listed(old: &KHash<'_>, new: &KHash<'_>) -> Option<KVVec<u64>> {
+    let total = STATS
+        .records_made
+        .load(Relaxed)
+        .saturating_sub(STATS.records_released.load(Relaxed));
+    let k = old.count().saturating_add(new.count());
+    if k.saturating_mul(crate::kside::dirty::CUT) > total {
+        return None;
+    }
+    let mut ips = old.ips()?;
+    let more = new.ips()?;
+    ips.extend_from_slice(&more, GFP_KERNEL).ok()?;
+    let n = crate::rfcore::dirty::sort_unique(&mut ips);
+    ips.truncate(n);
+    Some(ips)
 }
 
 /// `ftrace_hash_ipmodify_enable()`: `ops` starts, from no function to its
@@ -149,13 +174,16 @@ pub(crate) fn disable(ops: Ops<'_>, lock: &FtraceLocked) {
     }
 }
 
-/// One walk over the table in `plan`.
+/// One walk in `plan` over the records of `listed`, or with `None` over
+/// the whole table.
+#[allow(clippy::too_many_arguments)]
 fn walk(
     who: Claimant,
     plan: Plan,
     ops: Ops<'_>,
     old: &KHash<'_>,
     new: &KHash<'_>,
+    listed: Option<&[u64]>,
     lock: &FtraceLocked,
     asks: &mut Asks<'_>,
 ) -> Result {
@@ -163,7 +191,7 @@ fn walk(
     if matches!(who, Claimant::Direct { retarget: true }) {
         bump(&STATS.ipmodify_retargets, 1);
     }
-    for rec in pages::every(lock) {
+    let mut visit = |rec: Rec<'_>| -> Result {
         let ip = rec.ip();
         let site = Site {
             flags: rec.flags(),
@@ -185,6 +213,21 @@ fn walk(
                     Asks::Now => share_answer(ops.share_ipmodify_self(ip))?,
                     Asks::Later(ips) => ips.push(ip, GFP_KERNEL)?,
                 }
+            }
+        }
+        Ok(())
+    };
+    match listed {
+        Some(ips) => {
+            for &ip in ips {
+                if let Some(rec) = pages::at_ip(ip, lock) {
+                    visit(rec)?;
+                }
+            }
+        }
+        None => {
+            for rec in pages::every(lock) {
+                visit(rec)?;
             }
         }
     }

@@ -498,6 +498,24 @@ pub(crate) fn find(ptr: *const bindings::dyn_ftrace, lock: &FtraceLocked) -> Opt
     None
 }
 
+/// The record of the live table whose call site is at `ip`: each group's
+/// bounds, then a binary search in the group that holds it (the table's
+/// groups are sorted, `pages::lookup`), for the walks that visit the
+/// functions of a small filter rather than every record.
+pub(crate) fn at_ip(ip: u64, lock: &FtraceLocked) -> Option<Rec<'_>> {
+    let mut head = table_first(lock).map_or(ptr::null_mut(), |g| g.as_ptr());
+    // INVARIANT: `head` is a local, and the groups of the live table stay
+    // live while `lock` is held (`KeepsGroups`).
+    let mut walk = Groups {
+        head: &mut head,
+        mode: (),
+        _groups: PhantomData,
+    };
+    let (g, i) = pages::lookup(&mut walk, ip, ip, INSN_SIZE)?;
+    let rec = g.handle(g.len(), i, lock)?;
+    (rec.ip() == ip).then_some(rec)
+}
+
 /// The first record of the live table touching `[start, end]`, or null.
 pub(crate) fn lookup(start: u64, end: u64, rcu: &rcu::Guard) -> *mut bindings::dyn_ftrace {
     lookup_from(table_first(rcu), start, end)

@@ -54,6 +54,7 @@ use crate::{
         Ops, //
     },
     kside::pages,
+    kside::record::Rec,
     kside::siteset,
     kside::stats::{
         bump,
@@ -592,6 +593,12 @@ pub(crate) fn update_function(lock: &FtraceLocked) {
 /// every record its hashes cover. Returns whether any site needs an update
 /// pass, or `Err` after a reference count overflow or underflow (already
 /// logged; the caller stops ftrace).
+///
+/// A filter of a few functions is walked function by function, each
+/// record found from its ip ([`pages::at_ip`]), and the records changed
+/// are listed for the update pass ([`crate::kside::dirty`]); a filter of
+/// many, or none (every function), walks the whole table, and the next
+/// pass visits every record.
 pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Result<bool, ()> {
     if ops.flags() & ops_fl::ENABLED == 0 {
         return Ok(false);
@@ -607,67 +614,126 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
             count: filter.count(),
         }
     };
-    // An empty notrace hash excludes nothing: no lookup per record.
-    let any_notrace = notrace.count() != 0;
     bump(&STATS.account_walks, 1);
-    let mut accounting = crate::kside::decide::Accounting::new(ops, inc);
+    let total = STATS
+        .records_made
+        .load(Relaxed)
+        .saturating_sub(STATS.records_released.load(Relaxed));
+    // The functions of a small filter, when the pass can be told them.
+    let listed = match reach {
+        Reach::Filter { count } if crate::kside::dirty::has_room(count, total, lock) => {
+            filter.ips()
+        }
+        _ => None,
+    };
+    if listed.is_none() {
+        crate::kside::dirty::whole(lock);
+    }
+    let mut walk = Walk {
+        reach,
+        notrace: &notrace,
+        // An empty notrace hash excludes nothing: no lookup per record.
+        any_notrace: notrace.count() != 0,
+        accounting: crate::kside::decide::Accounting::new(ops, inc),
+        listed: listed.is_some(),
+        update: false,
+        counted: 0,
+        overflow: false,
+        lock,
+    };
     siteset::begin_walk(ops, inc, lock);
     if inc {
         // Every record, or the filter's: room for them before the walk.
-        let total = STATS
-            .records_made
-            .load(Relaxed)
-            .saturating_sub(STATS.records_released.load(Relaxed));
         let n = match reach {
             Reach::All => total,
             Reach::Filter { count } => count,
         };
         siteset::expect(n, total, lock);
     }
-    let mut update = false;
-    let mut counted: u64 = 0;
-    let mut overflow = false;
-    for rec in pages::every(lock) {
-        if !registry::walk_takes(rec.flags()) {
-            continue;
+    match &listed {
+        Some(ips) => {
+            bump(&STATS.listed_walks, 1);
+            for &ip in ips.iter() {
+                // A function of the hash without a record (its module
+                // went) is skipped, as the table walk never meets it.
+                if let Some(rec) = pages::at_ip(ip, lock) {
+                    if !walk.visit(rec, true) {
+                        break;
+                    }
+                }
+            }
         }
-        let ip = rec.ip();
-        let in_filter = match reach {
-            Reach::All => false,
-            Reach::Filter { .. } => filter.contains(ip),
-        };
-        if matches!(reach, Reach::Filter { .. }) && !in_filter {
-            continue;
-        }
-        let in_notrace = any_notrace && notrace.contains(ip);
-        if !registry::walk_matches(reach, in_filter, in_notrace) {
-            continue;
-        }
-        if !accounting.rec(rec) {
-            overflow = true;
-            break;
-        }
-        siteset::account(ip, rec.flags().count(), lock);
-        counted = counted.saturating_add(1);
-        // What the update pass will do with the record. With CALL_OPS a
-        // live site's literal names its set, which the walk changed: a
-        // literal-only change, even when the record's flags stay.
-        update |= crate::kside::decide::decide_record(rec, true, false).update != Update::Ignore
-            || (cfg!(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)
-                && rec.flags().any(crate::rfcore::flags::ENABLED));
-        if let Reach::Filter { count } = reach {
-            if counted == count {
-                break;
+        None => {
+            for rec in pages::every(lock) {
+                let in_filter = match reach {
+                    Reach::All => false,
+                    Reach::Filter { .. } => filter.contains(rec.ip()),
+                };
+                if matches!(reach, Reach::Filter { .. }) && !in_filter {
+                    continue;
+                }
+                if !walk.visit(rec, in_filter) {
+                    break;
+                }
             }
         }
     }
     siteset::end_walk(lock);
-    bump(&STATS.checks, counted);
-    if overflow {
+    bump(&STATS.checks, walk.counted);
+    if walk.overflow {
         siteset::clear(lock);
         Err(())
     } else {
-        Ok(update)
+        Ok(walk.update)
+    }
+}
+
+/// One accounting walk's state, record by record.
+struct Walk<'w, 'l> {
+    reach: Reach,
+    notrace: &'w KHash<'l>,
+    any_notrace: bool,
+    accounting: crate::kside::decide::Accounting<'l>,
+    /// The records changed go on the update pass's list.
+    listed: bool,
+    update: bool,
+    counted: u64,
+    overflow: bool,
+    lock: &'l FtraceLocked,
+}
+
+impl Walk<'_, '_> {
+    /// Accounts `rec` (in the filter, or not with a walk over every
+    /// function) if the ops covers it. Returns whether to go on.
+    fn visit(&mut self, rec: Rec<'_>, in_filter: bool) -> bool {
+        if !registry::walk_takes(rec.flags()) {
+            return true;
+        }
+        let ip = rec.ip();
+        let in_notrace = self.any_notrace && self.notrace.contains(ip);
+        if !registry::walk_matches(self.reach, in_filter, in_notrace) {
+            return true;
+        }
+        if !self.accounting.rec(rec) {
+            self.overflow = true;
+            return false;
+        }
+        siteset::account(ip, rec.flags().count(), self.lock);
+        if self.listed {
+            crate::kside::dirty::touch(ip, self.lock);
+        }
+        self.counted = self.counted.saturating_add(1);
+        // What the update pass will do with the record. With CALL_OPS a
+        // live site's literal names its set, which the walk changed: a
+        // literal-only change, even when the record's flags stay.
+        self.update |= crate::kside::decide::decide_record(rec, true, false).update
+            != Update::Ignore
+            || (cfg!(CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS)
+                && rec.flags().any(crate::rfcore::flags::ENABLED));
+        match self.reach {
+            Reach::Filter { count } => self.counted != count,
+            Reach::All => true,
+        }
     }
 }
 

@@ -404,6 +404,35 @@ where
     }
 }
 
+/// After an update pass over the listed records only
+/// ([`crate::kside::dirty`]): no record of the table is left with a change
+/// a pass over every record would make, and no literal is due. A record
+/// left behind is a consistency difference.
+pub(crate) fn left_behind(lock: &FtraceLocked, enable: bool) {
+    if !ON {
+        return;
+    }
+    let mut at = Cursor::first(lock);
+    while let Some(cursor) = at {
+        let rec = cursor.rec();
+        let flags = rec.flags();
+        STATS.consistency_checks.add(1, Relaxed);
+        let update = crate::rfcore::record::decide(flags, enable).update;
+        // As the pass asks: a site that calls and keeps its call.
+        let literal = flags.any(crate::rfcore::flags::ENABLED)
+            && crate::kside::siteset::literal_due(rec.ip(), lock);
+        if update != crate::rfcore::record::Update::Ignore || literal {
+            consistency_diff(format_args!(
+                "{:#x} flags {:#x}: left behind by a pass over the changed records \
+                 ({update:?}, literal due: {literal})",
+                rec.ip(),
+                flags.raw()
+            ));
+        }
+        at = cursor.next();
+    }
+}
+
 /// The choice the kernel's C code makes from the list, for the shadow
 /// mode and KUnit.
 pub(crate) fn c_trace_function(lock: &FtraceLocked) -> (u32, *mut bindings::ftrace_ops) {

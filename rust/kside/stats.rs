@@ -62,6 +62,8 @@ pub(crate) struct Stats {
     pub(crate) direct_unregistered: Atomic<u64>,
     pub(crate) direct_retargeted: Atomic<u64>,
     pub(crate) nop_at_build: Atomic<u64>,
+    pub(crate) listed_passes: Atomic<u64>,
+    pub(crate) listed_walks: Atomic<u64>,
 }
 
 pub(crate) static STATS: Stats = Stats {
@@ -111,6 +113,8 @@ pub(crate) static STATS: Stats = Stats {
     direct_unregistered: Atomic::new(0),
     direct_retargeted: Atomic::new(0),
     nop_at_build: Atomic::new(0),
+    listed_passes: Atomic::new(0),
+    listed_walks: Atomic::new(0),
 };
 
 pub(crate) fn bump(counter: &Atomic<u64>, by: u64) {
@@ -121,7 +125,7 @@ pub(crate) fn bump(counter: &Atomic<u64>, by: u64) {
 
 impl Stats {
     /// The number of counters [`Stats::get()`] knows.
-    pub(crate) const COUNT: u32 = 47;
+    pub(crate) const COUNT: u32 = 49;
 
     /// Counter `idx` as a NUL-terminated name and a value (`None` past
     /// the last, [`Stats::COUNT`]).
@@ -187,6 +191,8 @@ impl Stats {
             ),
             45 => (b"registry_direct_retargeted\0", r(&self.direct_retargeted)),
             46 => (b"records_nop_at_build\0", r(&self.nop_at_build)),
+            47 => (b"update_passes_listed\0", r(&self.listed_passes)),
+            48 => (b"registry_account_walks_listed\0", r(&self.listed_walks)),
             _ => return None,
         })
     }

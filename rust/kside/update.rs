@@ -45,8 +45,16 @@ use crate::{
         report_problem,
         KernelCallers, //
     },
-    kside::stats::STATS,
+    kside::stats::{
+        bump,
+        STATS, //
+    },
     rfcore::{
+        dirty::{
+            Find,
+            Scope,
+            Scoped, //
+        },
         flags::RecFlags,
         record::{
             BugType,
@@ -202,6 +210,12 @@ impl<'a> KernelRecords<'a> {
             lock,
             list: KernelOpsList::new(lock),
         }
+    }
+}
+
+impl<'a> Find for KernelRecords<'a> {
+    fn find(&mut self, ip: u64) -> Option<Rec<'a>> {
+        pages::at_ip(ip, self.lock)
     }
 }
 
@@ -395,7 +409,16 @@ pub(crate) fn replace_all<A: Arch>(lock: &FtraceLocked, arch: &mut A, enable: bo
     };
     let mut counts = Counts::default();
     settled(lock);
-    let _ = update::update_all(&mut recs, arch, &mut store, enable, &mut counts);
+    crate::kside::dirty::pass(enable, lock, |scope| {
+        let listed = matches!(scope, Scope::Sites(_));
+        let mut scoped = Scoped::new(&mut recs, scope);
+        let _ = update::update_all(&mut scoped, arch, &mut store, enable, &mut counts);
+        if listed {
+            bump(&STATS.listed_passes, 1);
+            crate::kside::shadow::left_behind(lock, enable);
+        }
+    });
+    // Every record's literal, whatever the pass visited.
     crate::kside::shadow::literals(lock, &mut recs, arch);
     // The walks of this pass; `ops_list_walks` gets them when `recs` goes.
     crate::kside::stats::bump(&STATS.pass_walks, recs.list.walks());

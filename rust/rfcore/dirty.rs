@@ -139,25 +139,7 @@ impl<S: Seq<u64>> Dirty<S> {
         if self.whole || !enable {
             return Scope::Whole;
         }
-        let ips = self.ips.items_mut();
-        ips.sort_unstable();
-        // Each address once, at the front.
-        let mut n = 0usize;
-        for i in 0..ips.len() {
-            let Some(&ip) = ips.get(i) else {
-                break;
-            };
-            let seen = n
-                .checked_sub(1)
-                .and_then(|last| ips.get(last))
-                .is_some_and(|&last| last == ip);
-            if !seen {
-                if let Some(slot) = ips.get_mut(n) {
-                    *slot = ip;
-                }
-                n = n.saturating_add(1);
-            }
-        }
+        let n = sort_unique(self.ips.items_mut());
         Scope::Sites(self.ips.items().get(..n).unwrap_or(&[]))
     }
 
@@ -169,6 +151,81 @@ impl<S: Seq<u64>> Dirty<S> {
         // INVARIANT: after an enabling pass, no site is out of line; after
         // a disabling one, whole.
         self.whole = !enabled;
+    }
+}
+
+/// Sorts `v` ascending and moves each value's first copy to the front;
+/// returns how many values are distinct (the front's length; what lies
+/// after it is unspecified). A heap sort written for the kernel: no
+/// allocation, O(n log n) at worst, and no path that can panic (the
+/// library's sorts carry panics for inconsistent orders).
+pub fn sort_unique(v: &mut [u64]) -> usize {
+    let len = v.len();
+    // Heapify, then move the largest to the end one by one.
+    let mut start = len / 2;
+    while start > 0 {
+        start -= 1;
+        sift_down(v, start, len);
+    }
+    let mut end = len;
+    while end > 1 {
+        end -= 1;
+        swap(v, 0, end);
+        sift_down(v, 0, end);
+    }
+    let mut n = 0usize;
+    for i in 0..len {
+        let Some(&x) = v.get(i) else {
+            break;
+        };
+        let seen = n
+            .checked_sub(1)
+            .and_then(|last| v.get(last))
+            .is_some_and(|&last| last == x);
+        if !seen {
+            if let Some(slot) = v.get_mut(n) {
+                *slot = x;
+            }
+            n = n.saturating_add(1);
+        }
+    }
+    n
+}
+
+/// Swaps `v[i]` and `v[j]`; nothing if either is out of bounds.
+fn swap(v: &mut [u64], i: usize, j: usize) {
+    if let (Some(&a), Some(&b)) = (v.get(i), v.get(j)) {
+        if let Some(x) = v.get_mut(i) {
+            *x = b;
+        }
+        if let Some(y) = v.get_mut(j) {
+            *y = a;
+        }
+    }
+}
+
+/// Restores the max-heap below `root` in `v[..end]`.
+fn sift_down(v: &mut [u64], root: usize, end: usize) {
+    let mut root = root;
+    loop {
+        let Some(left) = root.checked_mul(2).and_then(|x| x.checked_add(1)) else {
+            return;
+        };
+        if left >= end {
+            return;
+        }
+        let right = left.saturating_add(1);
+        let at = |i: usize| v.get(i).copied().unwrap_or(0);
+        let child = if right < end && at(right) > at(left) {
+            right
+        } else {
+            left
+        };
+        if at(child) <= at(root) {
+            return;
+        }
+        swap(v, root, child);
+        root = child;
     }
 }
 

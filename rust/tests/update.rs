@@ -2072,3 +2072,18 @@ fn arm64_literal_store_is_known_when_the_instruction_store_fails() {
         assert_eq!(w.t.named.get(&1), Some(&SET_A), "pass {pass}");
     }
 }
+
+#[test]
+fn sort_unique_sorts_and_drops_copies() {
+    use crate::rfcore::dirty::sort_unique;
+    let mut rng = Rng::new(seed(0x2026_1205));
+    for len in (0..200).chain([1000, 4097]) {
+        let span = 1 + rng.below(3 * len as u64 + 1);
+        let mut v: Vec<u64> = (0..len).map(|_| rng.below(span)).collect();
+        let mut want = v.clone();
+        want.sort_unstable();
+        want.dedup();
+        let n = sort_unique(&mut v);
+        assert_eq!(&v[..n], &want[..], "len {len}");
+    }
+}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! KUnit tests of the record table: the lookup of a record from C's
-//! pointer, the lookup by address against C's, and a private chain built,
+//! pointer and from its ip, the lookup by address against C's, and a private chain built,
 //! looked up and taken apart.
 
 use kernel::prelude::*;
@@ -44,6 +44,34 @@ mod kunit {
         assert_eq!(inside, 0);
         assert!(!stray_found);
         assert!(!null_found);
+    }
+
+    #[test]
+    fn every_record_is_found_from_its_ip() {
+        use crate::kside::pages::{
+            at_ip,
+            Cursor, //
+        };
+        // Counted under the lock, asserted after it (see above).
+        let (mut found, mut wrong, mut between) = (0u32, 0u32, 0u32);
+        FtraceLocked::with(|lock| {
+            let mut at = Cursor::first(lock);
+            while let Some(c) = at {
+                let rec = c.rec();
+                match at_ip(rec.ip(), lock) {
+                    Some(r) if r.as_ptr() == rec.as_ptr() => found += 1,
+                    _ => wrong += 1,
+                }
+                // An address inside a site is not a record's ip.
+                if at_ip(rec.ip() + 1, lock).is_some() {
+                    between += 1;
+                }
+                at = c.next();
+            }
+        });
+        assert!(found > 10_000);
+        assert_eq!(wrong, 0);
+        assert_eq!(between, 0);
     }
 
     #[test]
