@@ -80,7 +80,7 @@ pub(crate) fn whole(lock: &FtraceLocked) {
 pub(crate) fn pass(enable: bool, lock: &FtraceLocked, f: impl FnOnce(Scope<'_>)) {
     let mut f = Some(f);
     DIRTY.with(lock, |d| {
-        let d = d.get_or_insert_with(|| Dirty::new(KVVec::new(), 0));
+        let d = d.get_or_insert_with(|| Dirty::new(KVVec::new(), KVVec::new(), 0));
         if let Some(f) = f.take() {
             f(d.scope(enable));
         }
@@ -89,4 +89,19 @@ pub(crate) fn pass(enable: bool, lock: &FtraceLocked, f: impl FnOnce(Scope<'_>))
     if let Some(f) = f {
         f(Scope::Whole);
     }
+}
+
+/// Calls `f` with the ip of every record changed since the pass before
+/// last (the last pass's list and what was listed since), and returns
+/// true; returns false, calling nothing, when that is the whole table.
+pub(crate) fn each_touched(lock: &FtraceLocked, mut f: impl FnMut(u64)) -> bool {
+    DIRTY
+        .with(lock, |d| {
+            let Some((last, pending)) = d.as_ref().and_then(|d| d.touched()) else {
+                return false;
+            };
+            last.iter().chain(pending.iter()).for_each(|&ip| f(ip));
+            true
+        })
+        .unwrap_or(false)
 }

@@ -436,22 +436,49 @@ impl Removing<'_> {
 
 /// With no ops left on the list, no record may keep more than the bits
 /// that survive the last ops ([`registry::left_behind`]); each one that
-/// does is reported and ftrace is stopped, as the C code does.
+/// does is reported and ftrace is stopped, as the C code does. The C code
+/// checks every record; here the records the last operations changed are
+/// checked ([`crate::kside::dirty::each_touched`]), every record when
+/// that is the whole table. The shadow build also checks every record
+/// after the changed ones, and counts a difference if the two disagree.
 fn sweep(lock: &FtraceLocked) {
     if read_head(lock) != list_end() {
         return;
     }
     let mut warned = false;
-    for rec in pages::every(lock) {
-        if !registry::left_behind(rec.flags()) {
-            continue;
-        }
+    let mut report = |rec: Rec<'_>| {
         if !warned {
             kernel::warn_on!(true);
             warned = true;
         }
         crate::kside::under_lock::kill(lock);
         kernel::pr_warn!("  {:#x} flags:{:#x}\n", rec.ip(), rec.flags().raw());
+    };
+    let mut found: u64 = 0;
+    let listed = crate::kside::dirty::each_touched(lock, |ip| {
+        if let Some(rec) = pages::at_ip(ip, lock) {
+            if registry::left_behind(rec.flags()) {
+                found = found.saturating_add(1);
+                report(rec);
+            }
+        }
+    });
+    if listed && !cfg!(CONFIG_FTRACE_RUST_CORE_SHADOW) {
+        return;
+    }
+    let mut all: u64 = 0;
+    for rec in pages::every(lock) {
+        if registry::left_behind(rec.flags()) {
+            all = all.saturating_add(1);
+            if !listed {
+                report(rec);
+            }
+        }
+    }
+    if listed && all != found {
+        crate::kside::stats::consistency_diff(format_args!(
+            "the sweep over the changed records found {found} records left with flags, the table {all}"
+        ));
     }
 }
 

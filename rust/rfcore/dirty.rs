@@ -31,7 +31,7 @@
 //! #     fn reserve(&mut self, n: usize) -> Result<(), NoMem> { self.0.reserve(n); Ok(()) }
 //! # }
 //!
-//! let mut d = Dirty::new(V(Vec::new()), 4);
+//! let mut d = Dirty::new(V(Vec::new()), V(Vec::new()), 4);
 //! assert_eq!(d.scope(true), Scope::Whole); // boot: nothing is known yet
 //! d.done(true);
 //! d.touch(0x30);
@@ -40,6 +40,7 @@
 //! assert_eq!(d.scope(true), Scope::Sites(&[0x10, 0x30][..]));
 //! assert_eq!(d.scope(false), Scope::Whole); // a disabling pass
 //! d.done(true);
+//! assert_eq!(d.touched(), Some((&[0x10, 0x30][..], &[][..])));
 //! assert_eq!(d.scope(true), Scope::Sites(&[][..]));
 //! ```
 
@@ -75,22 +76,33 @@ pub enum Scope<'a> {
 ///
 /// Unless `whole`, every record whose site may be out of line with its
 /// flags or set has its address in `ips` (maybe more than once), and
-/// `ips` holds at most `limit` addresses.
+/// `ips` holds at most `limit` addresses. With `last_len` `Some(n)`, the
+/// first `n` addresses of `last` are those the last pass visited, each
+/// once.
 pub struct Dirty<S: Seq<u64>> {
     ips: S,
     whole: bool,
     limit: usize,
+    /// The distinct addresses at the front of `ips`, as the last
+    /// [`Dirty::scope`] sorted them.
+    sorted: usize,
+    last: S,
+    last_len: Option<usize>,
 }
 
 impl<S: Seq<u64>> Dirty<S> {
     /// Nothing known: the next pass visits every record. A list longer
-    /// than `limit` gives way to a whole pass.
-    pub fn new(ips: S, limit: usize) -> Self {
-        // INVARIANT: whole.
+    /// than `limit` gives way to a whole pass. `ips` and `last` are two
+    /// empty sequences, the list and the last pass's.
+    pub fn new(ips: S, last: S, limit: usize) -> Self {
+        // INVARIANT: whole, and no last pass.
         Dirty {
             ips,
             whole: true,
             limit,
+            sorted: 0,
+            last,
+            last_len: None,
         }
     }
 
@@ -140,14 +152,36 @@ impl<S: Seq<u64>> Dirty<S> {
             return Scope::Whole;
         }
         let n = sort_unique(self.ips.items_mut());
+        self.sorted = n;
         Scope::Sites(self.ips.items().get(..n).unwrap_or(&[]))
+    }
+
+    /// The records changed since the pass before last: those the last
+    /// pass visited and those listed since, or `None` when one of the two
+    /// is the whole table (or no pass ran yet).
+    pub fn touched(&self) -> Option<(&[u64], &[u64])> {
+        if self.whole {
+            return None;
+        }
+        let n = self.last_len?;
+        Some((self.last.items().get(..n).unwrap_or(&[]), self.ips.items()))
     }
 
     /// A pass is over. One that enabled brought every record it visited
     /// in line: the list starts again empty. One that disabled left every
     /// site a NOP whatever its flags: the next pass visits every record.
     pub fn done(&mut self, enabled: bool) {
+        if self.whole || !enabled {
+            self.last.clear();
+            self.last_len = None;
+        } else {
+            // INVARIANT: `scope()` sorted the first `sorted` addresses,
+            // the ones the pass visited.
+            core::mem::swap(&mut self.ips, &mut self.last);
+            self.last_len = Some(self.sorted);
+        }
         self.ips.clear();
+        self.sorted = 0;
         // INVARIANT: after an enabling pass, no site is out of line; after
         // a disabling one, whole.
         self.whole = !enabled;

@@ -943,7 +943,7 @@ fn dirty_passes<A: SimArch>(default_seed: u64) {
         let mut w = World::<A>::kernel(200 + rng.below(200) as usize, variant);
         w.modules(40);
         let n = w.t.recs.len();
-        let mut dirty = Dirty::new(Vec::new(), n / 8);
+        let mut dirty = Dirty::new(Vec::new(), Vec::new(), n / 8);
         for _ in 0..800 {
             let before = w.flags_vec();
             random_step(&mut w.t.recs, &mut rng);
@@ -978,7 +978,21 @@ fn dirty_passes<A: SimArch>(default_seed: u64) {
             );
             assert_eq!(r, Ok(()));
             assert_eq!(counts.walked, want);
+            let visited: Vec<u64> = match scope {
+                Scope::Sites(ips) => ips.to_vec(),
+                Scope::Whole => Vec::new(),
+            };
+            let listed_pass = matches!(scope, Scope::Sites(_));
             dirty.done(enable);
+            // What a sweep after the pass visits: what the pass visited.
+            match dirty.touched() {
+                Some((last, pending)) => {
+                    assert!(listed_pass && enable);
+                    assert_eq!(last, &visited[..]);
+                    assert!(pending.is_empty());
+                }
+                None => assert!(!listed_pass || !enable),
+            }
             assert_eq!(dirty.is_whole(), !enable);
             if was_whole {
                 whole += 1;
