@@ -141,16 +141,25 @@ rm -rf "$out/modroot"
 ext=$out/ext-modules
 mkdir -p "$ext"
 rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
-	"$top/selftests/modules/" "$ext/"
-# The benchmarks' kernels get rftrace_many too: 40,000 more records when
-# loaded (a minute of compiling, so not for the test kernels).
-many=
-case $variant in stock|rust) many=RFTRACE_MANY=y ;; esac
-"${mk[@]}" M="$ext" $many modules >>"$out/build.log" 2>&1 ||
-	{ tail -20 "$out/build.log"; die "test module build failed"; }
-"${mk[@]}" M="$ext" $many INSTALL_MOD_PATH="$out/modroot" INSTALL_MOD_STRIP=1 \
-	modules_install >>"$out/build.log" 2>&1 ||
-	{ tail -20 "$out/build.log"; die "test module install failed"; }
+	--exclude many/ "$top/selftests/modules/" "$ext/"
+exts=("$ext")
+# The benchmarks' kernels get rftrace_many too (selftests/modules/many):
+# 40,000 more records when loaded, a minute of compiling, so not for the
+# test kernels.
+case $variant in
+stock|rust)
+	mkdir -p "$out/ext-many"
+	rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
+		--exclude 'rftrace_many_gen.h' "$top/selftests/modules/many/" "$out/ext-many/"
+	exts+=("$out/ext-many") ;;
+esac
+for e in "${exts[@]}"; do
+	"${mk[@]}" M="$e" modules >>"$out/build.log" 2>&1 ||
+		{ tail -20 "$out/build.log"; die "test module build failed ($e)"; }
+	"${mk[@]}" M="$e" INSTALL_MOD_PATH="$out/modroot" INSTALL_MOD_STRIP=1 \
+		modules_install >>"$out/build.log" 2>&1 ||
+		{ tail -20 "$out/build.log"; die "test module install failed ($e)"; }
+done
 # The text of kernel/trace (ftrace, the tracers, the Rust core and its
 # shim) as one address range, for the stack filter of the fault-injection
 # selftest: the longest run of kernel/trace's symbols in System.map (a

@@ -219,8 +219,9 @@ fn walk(
     };
     match listed {
         Some(ips) => {
+            let mut finder = pages::Finder::new(lock);
             for &ip in ips {
-                if let Some(rec) = pages::at_ip(ip, lock) {
+                if let Some(rec) = finder.find(ip) {
                     visit(rec)?;
                 }
             }

@@ -498,22 +498,53 @@ pub(crate) fn find(ptr: *const bindings::dyn_ftrace, lock: &FtraceLocked) -> Opt
     None
 }
 
-/// The record of the live table whose call site is at `ip`: each group's
-/// bounds, then a binary search in the group that holds it (the table's
-/// groups are sorted, `pages::lookup`), for the walks that visit the
-/// functions of a small filter rather than every record.
-pub(crate) fn at_ip(ip: u64, lock: &FtraceLocked) -> Option<Rec<'_>> {
-    let mut head = table_first(lock).map_or(ptr::null_mut(), |g| g.as_ptr());
-    // INVARIANT: `head` is a local, and the groups of the live table stay
-    // live while `lock` is held (`KeepsGroups`).
-    let mut walk = Groups {
-        head: &mut head,
-        mode: (),
-        _groups: PhantomData,
-    };
-    let (g, i) = pages::lookup(&mut walk, ip, ip, INSN_SIZE)?;
-    let rec = g.handle(g.len(), i, lock)?;
-    (rec.ip() == ip).then_some(rec)
+/// Finds records from their ips, for the walks that visit the functions
+/// of a small filter rather than every record: each group's bounds, then
+/// a binary search in the group that holds the ip (the table's groups are
+/// sorted, `pages::lookup`). It starts each search at
+/// the group of the last record found: ascending ips cost one group check
+/// each where the groups ascend (the core kernel's groups, and each
+/// module's), not a scan of every group; an ip below that group is
+/// searched for from the first group.
+pub(crate) struct Finder<'l> {
+    lock: &'l FtraceLocked,
+    hint: Option<Group<'l>>,
+}
+
+impl<'l> Finder<'l> {
+    /// A finder over the live table, which `lock` keeps as it is.
+    pub(crate) fn new(lock: &'l FtraceLocked) -> Self {
+        Finder { lock, hint: None }
+    }
+
+    /// The record whose call site is at `ip`.
+    pub(crate) fn find(&mut self, ip: u64) -> Option<Rec<'l>> {
+        if let Some(g) = self.hint {
+            if let Some(found) = self.search(Some(g), ip) {
+                return Some(found);
+            }
+        }
+        self.search(table_first(self.lock), ip)
+    }
+
+    /// The record at `ip` in the groups from `first` on.
+    fn search(&mut self, first: Option<Group<'l>>, ip: u64) -> Option<Rec<'l>> {
+        let mut head = first.map_or(ptr::null_mut(), |g| g.as_ptr());
+        // INVARIANT: `head` is a local, and the groups from `first` on are
+        // live while `lock` is held (`KeepsGroups`).
+        let mut walk = Groups {
+            head: &mut head,
+            mode: (),
+            _groups: PhantomData,
+        };
+        let (g, i) = pages::lookup(&mut walk, ip, ip, INSN_SIZE)?;
+        let rec = g.handle(g.len(), i, self.lock)?;
+        if rec.ip() != ip {
+            return None;
+        }
+        self.hint = Some(g);
+        Some(rec)
+    }
 }
 
 /// The first record of the live table touching `[start, end]`, or null.

@@ -455,8 +455,9 @@ fn sweep(lock: &FtraceLocked) {
         kernel::pr_warn!("  {:#x} flags:{:#x}\n", rec.ip(), rec.flags().raw());
     };
     let mut found: u64 = 0;
+    let mut finder = pages::Finder::new(lock);
     let listed = crate::kside::dirty::each_touched(lock, |ip| {
-        if let Some(rec) = pages::at_ip(ip, lock) {
+        if let Some(rec) = finder.find(ip) {
             if registry::left_behind(rec.flags()) {
                 found = found.saturating_add(1);
                 report(rec);
@@ -680,10 +681,11 @@ pub(crate) fn account_walk(ops: Ops<'_>, inc: bool, lock: &FtraceLocked) -> Resu
     match &listed {
         Some(ips) => {
             bump(&STATS.listed_walks, 1);
+            let mut finder = pages::Finder::new(lock);
             for &ip in ips.iter() {
                 // A function of the hash without a record (its module
                 // went) is skipped, as the table walk never meets it.
-                if let Some(rec) = pages::at_ip(ip, lock) {
+                if let Some(rec) = finder.find(ip) {
                     if !walk.visit(rec, true) {
                         break;
                     }

@@ -202,6 +202,7 @@ fn account(c: &Counts) {
 pub(crate) struct KernelRecords<'a> {
     lock: &'a FtraceLocked,
     list: KernelOpsList<'a>,
+    finder: pages::Finder<'a>,
 }
 
 impl<'a> KernelRecords<'a> {
@@ -209,13 +210,14 @@ impl<'a> KernelRecords<'a> {
         KernelRecords {
             lock,
             list: KernelOpsList::new(lock),
+            finder: pages::Finder::new(lock),
         }
     }
 }
 
 impl<'a> Find for KernelRecords<'a> {
     fn find(&mut self, ip: u64) -> Option<Rec<'a>> {
-        pages::at_ip(ip, self.lock)
+        self.finder.find(ip)
     }
 }
 

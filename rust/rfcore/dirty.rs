@@ -195,6 +195,11 @@ impl<S: Seq<u64>> Dirty<S> {
 /// library's sorts carry panics for inconsistent orders).
 pub fn sort_unique(v: &mut [u64]) -> usize {
     let len = v.len();
+    // Sorted already (a list one walk made from a sorted filter): one
+    // comparison per value.
+    if v.windows(2).all(|p| p.first() < p.get(1)) {
+        return len;
+    }
     // Heapify, then move the largest to the end one by one.
     let mut start = len / 2;
     while start > 0 {

@@ -49,21 +49,26 @@ mod kunit {
     #[test]
     fn every_record_is_found_from_its_ip() {
         use crate::kside::pages::{
-            at_ip,
-            Cursor, //
+            Cursor,
+            Finder, //
         };
         // Counted under the lock, asserted after it (see above).
         let (mut found, mut wrong, mut between) = (0u32, 0u32, 0u32);
         FtraceLocked::with(|lock| {
+            // In table order (the hint moves on), and each one alone.
+            let mut finder = Finder::new(lock);
             let mut at = Cursor::first(lock);
             while let Some(c) = at {
                 let rec = c.rec();
-                match at_ip(rec.ip(), lock) {
-                    Some(r) if r.as_ptr() == rec.as_ptr() => found += 1,
+                let alone = Finder::new(lock).find(rec.ip()).map(|r| r.as_ptr());
+                match finder.find(rec.ip()) {
+                    Some(r) if r.as_ptr() == rec.as_ptr() && alone == Some(r.as_ptr()) => {
+                        found += 1
+                    }
                     _ => wrong += 1,
                 }
                 // An address inside a site is not a record's ip.
-                if at_ip(rec.ip() + 1, lock).is_some() {
+                if finder.find(rec.ip() + 1).is_some() {
                     between += 1;
                 }
                 at = c.next();
@@ -72,6 +77,33 @@ mod kunit {
         assert!(found > 10_000);
         assert_eq!(wrong, 0);
         assert_eq!(between, 0);
+    }
+
+    #[test]
+    fn a_finder_finds_ips_below_its_last_group() {
+        use crate::kside::pages::{
+            Cursor,
+            Finder, //
+        };
+        let ok = FtraceLocked::with(|lock| {
+            let first = Cursor::first(lock).map(|c| c.rec());
+            let mut last = None;
+            let mut at = Cursor::first(lock);
+            while let Some(c) = at {
+                last = Some(c.rec());
+                at = c.next();
+            }
+            let (Some(first), Some(last)) = (first, last) else {
+                return false;
+            };
+            // The last record, then the first: the second search starts in
+            // the last group and must start again from the first.
+            let mut finder = Finder::new(lock);
+            let a = finder.find(last.ip()).map(|r| r.as_ptr());
+            let b = finder.find(first.ip()).map(|r| r.as_ptr());
+            a == Some(last.as_ptr()) && b == Some(first.as_ptr())
+        });
+        assert!(ok);
     }
 
     #[test]

@@ -7,7 +7,7 @@
  * function's tracer (scripts/profile.sh --module rftrace_many) show how
  * an attach grows with the number of records: in 7.2 every attach walks
  * every record.  The functions (rftrace_many_0 ... rftrace_many_39999)
- * are written by the Makefile into rftrace_many_gen.h: each one a call
+ * are written by its Makefile into rftrace_many_gen.h: each one a call
  * site of its own, not inlined, not static, and with a body the compiler
  * cannot fold into another's.
  */
