@@ -623,7 +623,7 @@ pub(crate) fn update_function(lock: &FtraceLocked) {
 /// logged; the caller stops ftrace).
 ///
 /// A filter of a few functions is walked function by function, each
-/// record found from its ip ([`pages::at_ip`]), and the records changed
+/// record found from its ip ([`pages::Finder`]), and the records changed
 /// are listed for the update pass ([`crate::kside::dirty`]); a filter of
 /// many, or none (every function), walks the whole table, and the next
 /// pass visits every record.
