@@ -501,14 +501,14 @@ pub(crate) fn find(ptr: *const bindings::dyn_ftrace, lock: &FtraceLocked) -> Opt
 /// Finds records from their ips, for the walks that visit the functions
 /// of a small filter rather than every record: each group's bounds, then
 /// a binary search in the group that holds the ip (the table's groups are
-/// sorted, `pages::lookup`). It starts each search at
-/// the group of the last record found: ascending ips cost one group check
-/// each where the groups ascend (the core kernel's groups, and each
-/// module's), not a scan of every group; an ip below that group is
-/// searched for from the first group.
+/// sorted, `pages::lookup`). It remembers the last record found: the next
+/// ip, if it is in the same group and not below, is searched for from
+/// there (`pages::gallop`), so ascending ips cost about the logarithm of
+/// the distance between them; any other is searched for from that
+/// record's group on, then from the first group.
 pub(crate) struct Finder<'l> {
     lock: &'l FtraceLocked,
-    hint: Option<Group<'l>>,
+    hint: Option<(Group<'l>, usize)>,
 }
 
 impl<'l> Finder<'l> {
@@ -519,7 +519,11 @@ impl<'l> Finder<'l> {
 
     /// The record whose call site is at `ip`.
     pub(crate) fn find(&mut self, ip: u64) -> Option<Rec<'l>> {
-        if let Some(g) = self.hint {
+        if let Some((g, from)) = self.hint {
+            let len = g.len();
+            if let Some(i) = pages::gallop(len, from, ip, |i| g.ip_at(len, i)) {
+                return self.hit(g, len, i);
+            }
             if let Some(found) = self.search(Some(g), ip) {
                 return Some(found);
             }
@@ -538,11 +542,14 @@ impl<'l> Finder<'l> {
             _groups: PhantomData,
         };
         let (g, i) = pages::lookup(&mut walk, ip, ip, INSN_SIZE)?;
-        let rec = g.handle(g.len(), i, self.lock)?;
-        if rec.ip() != ip {
-            return None;
-        }
-        self.hint = Some(g);
+        let rec = self.hit(g, g.len(), i)?;
+        (rec.ip() == ip).then_some(rec)
+    }
+
+    /// Record `i` of `g`, which becomes the last one found.
+    fn hit(&mut self, g: Group<'l>, len: usize, i: usize) -> Option<Rec<'l>> {
+        let rec = g.handle(len, i, self.lock)?;
+        self.hint = Some((g, i));
         Some(rec)
     }
 }

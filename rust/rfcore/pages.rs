@@ -105,6 +105,50 @@ pub fn hits(
     lo..hi.max(lo)
 }
 
+/// The index of the record at `ip` among the first `len` of a group
+/// whose records ascend, searched for from index `from` on: the gaps to
+/// `from + 1`, `+ 2`, `+ 4` ... until one passes `ip`, then a bisection of
+/// the last gap. `None` when `ip` is below the record at `from`, above the
+/// group's last record, or between two records. Ascending ips found one
+/// after the other cost about twice the logarithm of the distance between
+/// them, not of the group's length.
+pub fn gallop(
+    len: usize,
+    from: usize,
+    ip: u64,
+    mut ip_at: impl FnMut(usize) -> u64,
+) -> Option<usize> {
+    if from >= len || ip_at(from) > ip {
+        return None;
+    }
+    // `lo` is at or below the record sought; `hi` past it (or `len`).
+    let mut lo = from;
+    let mut step = 1usize;
+    let hi = loop {
+        let probe = lo.saturating_add(step);
+        if probe >= len {
+            break len;
+        }
+        if ip_at(probe) > ip {
+            break probe;
+        }
+        lo = probe;
+        step = step.saturating_mul(2);
+    };
+    // The last record of `lo..hi` at or below `ip`.
+    let (mut a, mut b) = (lo, hi);
+    while b - a > 1 {
+        // a + 1 < b <= len: neither sum can saturate.
+        let mid = a.saturating_add((b - a) / 2);
+        if ip_at(mid) <= ip {
+            a = mid;
+        } else {
+            b = mid;
+        }
+    }
+    (ip_at(a) == ip).then_some(a)
+}
+
 /// The first record touching `[start, end]`, as [`hits`] finds it.
 pub fn first_hit(
     len: usize,

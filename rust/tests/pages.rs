@@ -8,8 +8,8 @@ use std::vec::Vec;
 
 use super::util::{note, seed, Rng};
 use crate::rfcore::pages::{
-    first_hit, group_may_hold, hits, lookup, remove_range, take_groups, take_records, Geometry,
-    Removal, Table, Walk,
+    first_hit, gallop, group_may_hold, hits, lookup, remove_range, take_groups, take_records,
+    Geometry, Removal, Table, Walk,
 };
 
 const X86: Geometry = Geometry {
@@ -31,6 +31,52 @@ fn sites(rng: &mut Rng, n: usize, size: u64) -> Vec<u64> {
 
 fn touches(ip: u64, size: u64, start: u64, end: u64) -> bool {
     start <= end && ip + size > start && ip <= end
+}
+
+#[test]
+fn gallop_finds_what_a_scan_finds() {
+    let mut rng = Rng::new(seed(0x2026_1206));
+    let mut reads = 0u64;
+    let mut found = 0u64;
+    for n in [0usize, 1, 2, 3, 7, 64, 1000] {
+        let recs = sites(&mut rng, n, 4);
+        for _ in 0..300 {
+            let from = rng.below(n as u64 + 2) as usize;
+            // A record's ip, one next to it, or one outside the group.
+            let ip = match (rng.below(3), recs.get(rng.below(n.max(1) as u64) as usize)) {
+                (0, Some(&ip)) => ip,
+                (1, Some(&ip)) => ip + 1 + rng.below(8),
+                _ => rng.below(0x1000 + 60 * n as u64 + 100),
+            };
+            let want = recs
+                .iter()
+                .position(|&r| r == ip)
+                .filter(|&i| from < n && recs[from] <= ip && i >= from);
+            let got = gallop(n, from, ip, |i| {
+                reads += 1;
+                recs[i]
+            });
+            assert_eq!(got, want, "n {n} from {from} ip {ip:#x}");
+            found += u64::from(got.is_some());
+        }
+    }
+    assert!(found > 100, "{found}");
+    // Neighbours cost a few reads, not a bisection of the group.
+    let recs = sites(&mut rng, 4096, 4);
+    let mut r = 0u64;
+    let mut at = 0;
+    for i in 0..4096 {
+        at = gallop(4096, at, recs[i], |k| {
+            r += 1;
+            recs[k]
+        })
+        .unwrap();
+        assert_eq!(at, i);
+    }
+    assert!(r < 5 * 4096, "{r} reads for 4096 neighbours");
+    note(&std::format!(
+        "gallop: {reads} reads in the random cases, {r} for 4096 neighbours"
+    ));
 }
 
 #[test]
