@@ -3,7 +3,7 @@
 """Function-by-function guest instruction counts of two kernels, from the
 counts of tools/tbcount (see scripts/profile.sh).
 
-profile-report.py [--slots sysctl|listing|tracer] [--top N] A A.tbcount B B.tbcount
+profile-report.py [--slots sysctl|listing|tracer] [--top N] [--share] A A.tbcount B B.tbcount
 profile-report.py [--slots ...] --blocks FUNCTION A A.tbcount
 
 With --blocks, the translation blocks of one function of A's vmlinux that
@@ -81,11 +81,39 @@ def blocks(variant, counts, func, parts):
                 print(f'{va - lo:#8x} {n:6d} {runs:10d} {n * runs:12d}')
 
 
+# Where a window's instructions go, by kind of function, for --share: the
+# first pattern a function's name matches names its kind.
+SHARE = [
+    ('the Rust core', lambda n: '7rftrace' in n),
+    ('ftrace.c and the shim', lambda n: n.startswith(('rftrace_', 'ftrace', '__ftrace'))
+     or 'ftrace_hash' in n),
+    ('text patching', lambda n: 'text_poke' in n or 'change_page_attr' in n
+     or 'smp_call_function' in n or 'flush_tlb' in n),
+    ('irq and preempt tracing hooks', lambda n: 'preempt' in n or 'hardirqs' in n
+     or n == 'in_lock_functions'),
+    ('ring buffer', lambda n: n.startswith(('rb_', '__rb_')) or 'ring_buffer' in n
+     or 'cpu_buffer' in n),
+    ('allocation', lambda n: 'alloc' in n or 'rmqueue' in n or 'free' in n
+     or 'slab' in n or 'page' in n),
+]
+
+
+def share(counts):
+    """The window's instructions by kind of function (SHARE), and the rest."""
+    out = {}
+    for name, c in counts.items():
+        kind = next((k for k, f in SHARE if f(name)), 'the rest')
+        out[kind] = out.get(kind, 0) + c
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--slots', default='sysctl', choices=['sysctl', 'listing', 'tracer'])
     ap.add_argument('--top', type=int, default=25)
     ap.add_argument('--blocks', metavar='FUNCTION')
+    ap.add_argument('--share', action='store_true',
+                    help='the instructions by kind of function, not function by function')
     ap.add_argument('a')
     ap.add_argument('a_counts')
     ap.add_argument('b', nargs='?')
@@ -109,6 +137,12 @@ def main():
         ta, tb = sum(a.values()), sum(b.values())
         print(f'== {label}: {o.a} {ta} instructions, {o.b} {tb}, '
               f'difference {ta - tb} ({ta / tb:.4f})' if tb else f'== {label}: no counts')
+        if o.share:
+            sa_, sb_ = share(a), share(b)
+            print(f'{o.a:>14} {o.b:>14}  kind')
+            for k in [k for k, _ in SHARE] + ['the rest']:
+                print(f'{sa_.get(k, 0):14d} {sb_.get(k, 0):14d}  {k}')
+            continue
         print(f'{o.a:>14} {o.b:>14} {"difference":>14}  function')
         keys = sorted(set(a) | set(b), key=lambda k: -abs(a[k] - b[k]))
         for k in keys[:o.top]:
