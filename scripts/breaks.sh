@@ -60,7 +60,7 @@ break_def() { # NAME
 	dirty-forgets-records)
 		BREAK_WHAT="the accounting walk of a small filter does not list the records it changes: the pass after it visits none of them"
 		BREAK_FILE=rust/kside/dirty.rs
-		BREAK_PERL='s/            d\.touch\(ip\);/            let _ = ip;/'
+		BREAK_PERL='s/            d\.touch\(ip\);/            let _ = (d, ip);/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:attach-cost.tc ;;
 	site-set-unsorted)
