@@ -137,9 +137,10 @@ pub fn gallop(
     };
     // The last record of `lo..hi` at or below `ip`.
     let (mut a, mut b) = (lo, hi);
-    while b - a > 1 {
-        // a + 1 < b <= len: neither sum can saturate.
-        let mid = a.saturating_add((b - a) / 2);
+    // `a < b` throughout: the differences do not saturate (saturating
+    // all the same, so that no overflow check is compiled in).
+    while b.saturating_sub(a) > 1 {
+        let mid = a.saturating_add(b.saturating_sub(a) / 2);
         if ip_at(mid) <= ip {
             a = mid;
         } else {
