@@ -3,7 +3,7 @@
 """Function-by-function guest instruction counts of two kernels, from the
 counts of tools/tbcount (see scripts/profile.sh).
 
-profile-report.py [--slots sysctl|listing|tracer] [--top N] [--share] A A.tbcount B B.tbcount
+profile-report.py [--slots sysctl|listing|tracer|kprobe] [--top N] [--share] A A.tbcount B B.tbcount
 profile-report.py [--slots ...] --blocks FUNCTION A A.tbcount
 
 With --blocks, the translation blocks of one function of A's vmlinux that
@@ -109,7 +109,7 @@ def share(counts):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--slots', default='sysctl', choices=['sysctl', 'listing', 'tracer'])
+    ap.add_argument('--slots', default='sysctl', choices=['sysctl', 'listing', 'tracer', 'kprobe'])
     ap.add_argument('--top', type=int, default=25)
     ap.add_argument('--blocks', metavar='FUNCTION')
     ap.add_argument('--share', action='store_true',
@@ -122,6 +122,9 @@ def main():
     parts = [('off (ftrace_enabled 0)', [0]), ('on (ftrace_enabled 1)', [1])]
     if o.slots == 'listing':
         parts = [('reads of enabled_functions', [0, 1])]
+    elif o.slots == 'kprobe':
+        parts = [('off (echo 0 >enable)', [1]),
+                 ('on (echo 1 >enable)', [0])]
     elif o.slots == 'tracer':
         parts = [('off (echo nop >current_tracer)', [1]),
                  ('on (echo function >current_tracer)', [0])]

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# profile.sh [--what sysctl|listing|tracer] [--reps N] [--filter N] [--module NAME]
+# profile.sh [--what sysctl|listing|tracer|kprobe] [--reps N] [--filter N] [--module NAME]
 #            [--out DIR] VARIANT...
 #
 # Where the guest instructions of one operation go, function by function,
@@ -18,6 +18,9 @@
 #            whole-table rows without the listing; windows from
 #            tracing_set_trace_write to the next syscall entry, "on" and
 #            "off" counted apart)
+#   kprobe   N times: a kprobe event on vfs_read's ftrace site enabled,
+#            then disabled (the kprobe armed and disarmed through ftrace;
+#            windows from event_enable_write, "on" and "off" apart)
 #
 # scripts/profile-report.py --blocks FUNCTION VARIANT DIR/VARIANT.tbcount
 # prints one function's blocks and their counts.
@@ -54,7 +57,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ $# -ge 1 ] || die "usage: profile.sh [--what sysctl|listing|tracer] [--reps N] [--filter N] [--module NAME] [--out DIR] VARIANT..."
+[ $# -ge 1 ] || die "usage: profile.sh [--what sysctl|listing|tracer|kprobe] [--reps N] [--filter N] [--module NAME] [--out DIR] VARIANT..."
 case $filter in *[!0-9]*) die "--filter: a number" ;; esac
 [ "$RFT_ARCH" = x86_64 ] || die "profile.sh: x86_64 only"
 mkdir -p "$out"
@@ -74,6 +77,9 @@ listing)
 tracer)
 	arm_sym=tracing_set_trace_write
 	loop="for i in \$(seq $reps); do echo function >current_tracer; echo nop >current_tracer; done" ;;
+kprobe)
+	arm_sym=event_enable_write
+	loop="echo 'p:rftp vfs_read' >>kprobe_events; grep -q 'vfs_read.*FTRACE' ../debug/kprobes/list 2>/dev/null || grep -q 'vfs_read.*FTRACE' /sys/kernel/debug/kprobes/list || echo PROFILE-NOT-FTRACE; for i in \$(seq $reps); do echo 1 >events/kprobes/rftp/enable; echo 0 >events/kprobes/rftp/enable; done; echo '-:rftp' >>kprobe_events" ;;
 *) die "unknown --what $what" ;;
 esac
 
@@ -84,7 +90,7 @@ for v in "$@"; do
 	disarm=$(nm "$vm" | awk '$3 == "do_syscall_64" { print $1 }')
 	[ -n "$arm" ] && [ -n "$disarm" ] || die "$vm: no $arm_sym or do_syscall_64"
 	start="echo function >current_tracer;" stop="echo nop >current_tracer;"
-	[ "$what" = tracer ] && start= stop=
+	case $what in tracer|kprobe) start= stop= ;; esac
 	pick=
 	[ "$filter" -gt 0 ] && pick="head -n $filter available_filter_functions | cut -d' ' -f1 >set_ftrace_filter;"
 	load=
@@ -104,6 +110,7 @@ for v in "$@"; do
 	# The guest's echo of the command line holds the words too: a line
 	# of its own is the shell's answer.
 	! grep -q '^PROFILE-NO-MODULE' "$out/$v.log" || die "$v: no module $module (log: $out/$v.log)"
+	! grep -q '^PROFILE-NOT-FTRACE' "$out/$v.log" || die "$v: the kprobe is not on the ftrace site (log: $out/$v.log)"
 	[ -s "$out/$v.tbcount" ] || die "$v: no counts written"
 done
 if [ $# -ge 2 ]; then
