@@ -190,30 +190,15 @@ impl<S: Seq<u64>> Dirty<S> {
 
 /// Sorts `v` ascending and moves each value's first copy to the front;
 /// returns how many values are distinct (the front's length; what lies
-/// after it is unspecified). A heap sort written for the kernel: no
-/// allocation, O(n log n) at worst, and no path that can panic (the
-/// library's sorts carry panics for inconsistent orders).
+/// after it is unspecified). The sort is the call-site list's
+/// ([`crate::rfcore::table::sort`]: no allocation, no panic path); a list
+/// sorted already costs one comparison per value.
 pub fn sort_unique(v: &mut [u64]) -> usize {
-    let len = v.len();
-    // Sorted already (a list one walk made from a sorted filter): one
-    // comparison per value.
-    if v.windows(2).all(|p| p.first() < p.get(1)) {
-        return len;
-    }
-    // Heapify, then move the largest to the end one by one.
-    let mut start = len / 2;
-    while start > 0 {
-        start -= 1;
-        sift_down(v, start, len);
-    }
-    let mut end = len;
-    while end > 1 {
-        end -= 1;
-        swap(v, 0, end);
-        sift_down(v, 0, end);
+    if !v.windows(2).all(|p| p.first() < p.get(1)) {
+        crate::rfcore::table::sort(v);
     }
     let mut n = 0usize;
-    for i in 0..len {
+    for i in 0..v.len() {
         let Some(&x) = v.get(i) else {
             break;
         };
@@ -229,43 +214,6 @@ pub fn sort_unique(v: &mut [u64]) -> usize {
         }
     }
     n
-}
-
-/// Swaps `v[i]` and `v[j]`; nothing if either is out of bounds.
-fn swap(v: &mut [u64], i: usize, j: usize) {
-    if let (Some(&a), Some(&b)) = (v.get(i), v.get(j)) {
-        if let Some(x) = v.get_mut(i) {
-            *x = b;
-        }
-        if let Some(y) = v.get_mut(j) {
-            *y = a;
-        }
-    }
-}
-
-/// Restores the max-heap below `root` in `v[..end]`.
-fn sift_down(v: &mut [u64], root: usize, end: usize) {
-    let mut root = root;
-    loop {
-        let Some(left) = root.checked_mul(2).and_then(|x| x.checked_add(1)) else {
-            return;
-        };
-        if left >= end {
-            return;
-        }
-        let right = left.saturating_add(1);
-        let at = |i: usize| v.get(i).copied().unwrap_or(0);
-        let child = if right < end && at(right) > at(left) {
-            right
-        } else {
-            left
-        };
-        if at(child) <= at(root) {
-            return;
-        }
-        swap(v, root, child);
-        root = child;
-    }
 }
 
 /// A record table whose records can be found from their address.
