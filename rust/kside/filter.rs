@@ -100,7 +100,8 @@ unsafe extern "C" {
     safe fn ftrace_c_free_hash_rcu(hash: Retired);
     /// Copies at most `max` functions of `hash` into `ips` and returns how
     /// many it copied. Not `safe`: it writes through `ips`.
-    fn rftrace_shim_hash_ips(hash: Option<HashRef<'_>>, ips: *mut c_ulong, max: c_ulong) -> c_ulong;
+    fn rftrace_shim_hash_ips(hash: Option<HashRef<'_>>, ips: *mut c_ulong, max: c_ulong)
+        -> c_ulong;
 }
 
 crate::kside::abi::lowered_as!(

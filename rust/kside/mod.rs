@@ -17,9 +17,9 @@
 pub(crate) mod abi;
 pub(crate) mod arch;
 pub(crate) mod decide;
-pub(crate) mod dirty;
 #[cfg(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)]
 pub(crate) mod direct;
+pub(crate) mod dirty;
 pub(crate) mod entry;
 pub(crate) mod filter;
 pub(crate) mod ipmodify;
