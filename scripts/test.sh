@@ -153,6 +153,8 @@ step "host: no import cycle between the crate's modules (module-cycles.py)"
 host_check "module cycles" module-cycles.log python3 "$top/scripts/module-cycles.py"
 step "host: the README names only what exists (readme-check.sh)"
 host_check "README check" readme-check.log "$top/scripts/readme-check.sh"
+step "host: docs/ holds the results it cites (docs-check.sh)"
+host_check "docs check" docs-check.log "$top/scripts/docs-check.sh"
 fi
 
 # 2. The kernel.
