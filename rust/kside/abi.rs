@@ -103,6 +103,7 @@ lowered_here!(
     Option<Lent<'static, *const c_char>> => *mut *const c_char,
     &'static mut bindings::dyn_ftrace => *mut bindings::dyn_ftrace,
     &'static mut c_int => *mut c_int,
+    &'static mut u32 => *mut u32,
     &'static mut [c_ulong; 4] => *mut c_ulong,
     &'static [u64; 8] => *const u64,
 );

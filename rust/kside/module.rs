@@ -4,8 +4,8 @@
 //! the core kernel ([`Module`], the view C passes as a `struct module *`),
 //! and the text its call sites may point into.
 //!
-//! A leaf module with `unsafe` code: the foreign declaration of the C
-//! function that reads a module's text ranges.
+//! A leaf module with `unsafe` code: the foreign declarations of the C
+//! functions that read a module's layout.
 
 use core::marker::PhantomData;
 
@@ -81,10 +81,10 @@ pub(crate) fn core_kernel_text() -> Text {
     Module::core_kernel().text()
 }
 
-// Why it is `safe`: the function is defined by the C shim
+// Why they are `safe`: each function is defined by the C shim
 // (`c/rftrace_shim*.c`) with exactly this prototype (checked against
 // bindgen's below), and asks nothing but what its arguments' types prove:
-// it reads the module a `Module` proves alive (or nothing, for the core
+// each reads the module a `Module` proves alive (or nothing, for the core
 // kernel), and writes only what its `&mut` argument lends.
 //
 // The lint looks through the view's pointer into the C struct, which
@@ -95,10 +95,18 @@ unsafe extern "C" {
     /// The text the call sites of `module` may point into: four addresses
     /// (text start, end, init text start, end) stored in `ranges`.
     pub(crate) safe fn rftrace_shim_text_ranges(module: Module<'_>, ranges: &mut [c_ulong; 4]);
+    /// Whether `addr` is in the text or data of `module` (never, for the
+    /// core kernel).
+    pub(crate) safe fn rftrace_shim_within_module(module: Module<'_>, addr: c_ulong) -> bool;
 }
 
 crate::kside::abi::same_prototype!(
     bindings::rftrace_shim_text_ranges,
     rftrace_shim_text_ranges,
     fn(Module<'static>, &'static mut [c_ulong; 4]) -> ()
+);
+crate::kside::abi::same_prototype!(
+    bindings::rftrace_shim_within_module,
+    rftrace_shim_within_module,
+    fn(Module<'static>, c_ulong) -> bool
 );

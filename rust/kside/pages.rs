@@ -998,9 +998,7 @@ pub(crate) unsafe fn unlink_module(
     // SAFETY: the function's contract is the type invariants.
     let mut table = unsafe { Groups::owner(head, tail) };
     let out = pages::take_groups(&mut table, |ip| {
-        // SAFETY: reads the module's layout; the module is alive (type
-        // invariants of `Module`).
-        unsafe { bindings::rftrace_shim_within_module(module.as_ptr(), c_word(ip)) }
+        crate::kside::module::rftrace_shim_within_module(module, c_word(ip))
     });
     if out.kept_first {
         kernel::pr_err!("record table: the first group belongs to a module; kept\n");

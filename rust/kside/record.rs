@@ -34,7 +34,8 @@ use crate::{
         record::{
             BugType,
             Update, //
-        }, //
+        },
+        update::INSN_MAX, //
     },
 };
 
@@ -168,6 +169,9 @@ pub(crate) fn set_bug_type(_lock: &FtraceLocked, bug: BugType) {
 // it reads the record a `Rec` proves live and, under the `ftrace_lock` the
 // handle proves held, the ops list and the ops' hashes;
 // `ftrace_update_record()` writes the record's flags, which only that
+// lock's holder writes; the two reports read the record and the bytes
+// their arrays lend (`MCOUNT_INSN_SIZE <= INSN_MAX` of each, asserted
+// below), print, and write the globals `ftrace_bug()` reads, which that
 // lock's holder writes.
 //
 // The lint looks through the view's pointer into the C struct, which
@@ -187,7 +191,22 @@ unsafe extern "C" {
     /// The kernel's `ftrace_get_addr_new()` on `rec` (the core's choice).
     #[cfg_attr(not(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST), allow(dead_code))]
     pub(crate) safe fn ftrace_get_addr_new(rec: Rec<'_>) -> c_ulong;
+    /// `ftrace_bug()` on `rec` for the error `err`: the kernel's report,
+    /// and ftrace stops.
+    pub(crate) safe fn rftrace_shim_bug(err: c_int, rec: Rec<'_>);
+    /// Logs that `rec` was refused with the bytes expected and found, and
+    /// hands the expected ones to `ftrace_bug()`.
+    pub(crate) safe fn rftrace_shim_refuse(
+        rec: Rec<'_>,
+        expected: &[u8; INSN_MAX],
+        actual: &[u8; INSN_MAX],
+    );
 }
+
+// The shim reads `MCOUNT_INSN_SIZE` bytes of each array.
+const _: () = assert!(bindings::MCOUNT_INSN_SIZE as usize <= INSN_MAX);
+
+crate::kside::abi::lowered_as!(&'static [u8; INSN_MAX] => *const u8);
 
 crate::kside::abi::same_prototype!(
     bindings::ftrace_test_record,
@@ -203,6 +222,16 @@ crate::kside::abi::same_prototype!(
     bindings::ftrace_get_addr_new,
     ftrace_get_addr_new,
     fn(Rec<'static>) -> c_ulong
+);
+crate::kside::abi::same_prototype!(
+    bindings::rftrace_shim_bug,
+    rftrace_shim_bug,
+    fn(c_int, Rec<'static>) -> ()
+);
+crate::kside::abi::same_prototype!(
+    bindings::rftrace_shim_refuse,
+    rftrace_shim_refuse,
+    fn(Rec<'static>, &'static [u8; INSN_MAX], &'static [u8; INSN_MAX]) -> ()
 );
 
 #[cfg(CONFIG_FTRACE_RUST_CORE_KUNIT_TEST)]

@@ -37,7 +37,8 @@ use crate::kside::abi::{
 // this prototype (checked against bindgen's below), and none has a
 // precondition: each returns a constant or an address, asks who owns a mutex,
 // computes from its argument's value alone (no memory behind it), exchanges a
-// word atomically, or reads the hashes its `HashRef` arguments name (live and
+// word atomically, reads kernel text with a fault-safe accessor into what its
+// `&mut` argument lends, or reads the hashes its `HashRef` arguments name (live and
 // unchanged while the view exists: `HashRef`'s invariants), allocating the
 // hash it returns.
 unsafe extern "C" {
@@ -99,6 +100,10 @@ unsafe extern "C" {
     /// The shadow builds' test-only write failure: whether `ip` is the
     /// site named in `fail_write`, which it then clears (one `cmpxchg()`).
     pub(crate) safe fn rftrace_shim_take_fail_write(ip: c_ulong) -> bool;
+    /// Reads the instruction at `ip` into `insn` with a fault-safe
+    /// accessor: 0, or an error if it cannot be read.
+    #[cfg(CONFIG_ARM64)]
+    pub(crate) safe fn rftrace_shim_insn_read(ip: c_ulong, insn: &mut u32) -> c_int;
     /// The number of functions of `hash` (0 for none).
     pub(crate) safe fn rftrace_shim_hash_count(hash: Option<HashRef<'_>>) -> c_ulong;
     /// Whether `a` and `b` name a function in common.
@@ -212,6 +217,12 @@ same_prototype!(
     bindings::rftrace_shim_take_fail_write,
     rftrace_shim_take_fail_write,
     fn(c_ulong) -> bool
+);
+#[cfg(CONFIG_ARM64)]
+same_prototype!(
+    bindings::rftrace_shim_insn_read,
+    rftrace_shim_insn_read,
+    fn(c_ulong, &'static mut u32) -> c_int
 );
 same_prototype!(
     bindings::rftrace_shim_hash_count,

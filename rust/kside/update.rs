@@ -92,9 +92,7 @@ pub(crate) fn errno(failure: &Failure) -> c_int {
 /// `ftrace_bug()` on `rec` for `failure`: the kernel's report, and ftrace
 /// stops (`ftrace_kill()`).
 fn bug(rec: Rec<'_>, failure: &Failure) {
-    // SAFETY: `rec` is a live record (type invariants of `Rec`);
-    // ftrace_bug() prints it and stops ftrace, it does not free anything.
-    unsafe { bindings::rftrace_shim_bug(errno(failure), rec.as_ptr()) };
+    crate::kside::record::rftrace_shim_bug(errno(failure), rec);
 }
 
 /// Logs why a site was refused, and hands the expected bytes to
@@ -121,10 +119,7 @@ pub(crate) fn explain(rec: Rec<'_>, failure: &Failure) {
             let Some((e, a)) = mismatch_bytes(failure) else {
                 return;
             };
-            // SAFETY: `rec` is a live record (type invariants); both
-            // buffers hold INSN_MAX >= MCOUNT_INSN_SIZE bytes, which is
-            // what the shim reads.
-            unsafe { bindings::rftrace_shim_refuse(rec.as_ptr(), e.as_ptr(), a.as_ptr()) };
+            crate::kside::record::rftrace_shim_refuse(rec, &e, &a);
         }
         Failure::Encode(e) => {
             kernel::pr_err!("cannot encode the call at {:#x}: {:?}\n", rec.ip(), e);

@@ -149,9 +149,7 @@ impl Arch for Arm64<'_> {
     fn check(&mut self, change: &Arm64Change) -> Result<(), Failure> {
         for (ip, old) in change.replaced().into_iter().flatten() {
             let mut actual = 0u32;
-            // SAFETY: `actual` is a writable word; the shim reads with a
-            // fault-safe accessor.
-            if unsafe { bindings::rftrace_shim_insn_read(c_word(ip), &mut actual) } != 0 {
+            if crate::kside::shim::rftrace_shim_insn_read(c_word(ip), &mut actual) != 0 {
                 return Err(Failure::Fault);
             }
             verify_word(old, actual)?;
