@@ -16,12 +16,19 @@
  * instruction (rftrace_test_corrupt_site(), in the core's shim): the Rust
  * core must then quarantine that one site when it is to be traced, and
  * trace every other function.
+ *
+ * On x86_64, writing a function's name to the "direct" parameter
+ * registers a direct call at its site to a trampoline that only returns
+ * (register_ftrace_direct()), and writing "-" unregisters it: the core
+ * must refuse a direct call to a quarantined site, which would never be
+ * made.  Elsewhere the parameter answers -EOPNOTSUPP.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/compiler.h>
 #include <asm/rwonce.h>
+#include <linux/ftrace.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -136,6 +143,86 @@ static int rftrace_test_set_corrupt(const char *val,
 	return -EINVAL;
 }
 
+#if defined(CONFIG_X86_64) && defined(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)
+#include <asm/ibt.h>
+#include <asm/nospec-branch.h>
+
+/*
+ * The direct call's target: called at the traced function's entry, with
+ * the function's return address and arguments untouched, it returns into
+ * the function at once.
+ */
+void rftrace_test_tramp(void);
+asm(
+"	.pushsection .text, \"ax\", @progbits\n"
+"	.type rftrace_test_tramp, @function\n"
+"	.globl rftrace_test_tramp\n"
+"rftrace_test_tramp:\n"
+	ASM_ENDBR
+	CALL_DEPTH_ACCOUNT
+	ASM_RET
+"	.size rftrace_test_tramp, .-rftrace_test_tramp\n"
+"	.popsection\n"
+);
+
+static struct ftrace_ops rftrace_test_direct_ops;
+static bool rftrace_test_direct_on;
+
+static void rftrace_test_direct_off(void)
+{
+	if (!rftrace_test_direct_on)
+		return;
+	unregister_ftrace_direct(&rftrace_test_direct_ops,
+				 (unsigned long)rftrace_test_tramp, true);
+	rftrace_test_direct_on = false;
+}
+
+static int rftrace_test_set_direct(const char *val,
+				   const struct kernel_param *kp)
+{
+	struct ftrace_ops *ops = &rftrace_test_direct_ops;
+	int i, ret;
+
+	if (sysfs_streq(val, "-")) {
+		rftrace_test_direct_off();
+		return 0;
+	}
+	if (rftrace_test_direct_on)
+		return -EBUSY;
+	for (i = 0; i < ARRAY_SIZE(rftrace_test_funcs); i++) {
+		if (!sysfs_streq(val, rftrace_test_funcs[i].name))
+			continue;
+		ret = ftrace_set_filter_ip(ops, (unsigned long)rftrace_test_funcs[i].fn,
+					   0, 1);
+		if (!ret)
+			ret = register_ftrace_direct(ops, (unsigned long)rftrace_test_tramp);
+		if (ret) {
+			ftrace_free_filter(ops);
+			return ret;
+		}
+		rftrace_test_direct_on = true;
+		return 0;
+	}
+	return -EINVAL;
+}
+#else
+static void rftrace_test_direct_off(void)
+{
+}
+
+static int rftrace_test_set_direct(const char *val,
+				   const struct kernel_param *kp)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
+static const struct kernel_param_ops rftrace_test_direct_param_ops = {
+	.set = rftrace_test_set_direct,
+};
+module_param_cb(direct, &rftrace_test_direct_param_ops, NULL, 0200);
+MODULE_PARM_DESC(direct, "a function name: a direct call at its site (x86_64); - : none");
+
 static const struct kernel_param_ops rftrace_test_corrupt_ops = {
 	.set = rftrace_test_set_corrupt,
 };
@@ -162,6 +249,7 @@ static int __init rftrace_test_init(void)
 
 static void __exit rftrace_test_exit(void)
 {
+	rftrace_test_direct_off();
 }
 
 module_init(rftrace_test_init);

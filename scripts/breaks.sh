@@ -19,7 +19,7 @@
 #                  scripts/guest/init does not pass)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock instance-probes-wait-under-locks instance-tracer-waits-under-lock latency-tracer-waits-under-lock perf-close-waits-under-lock probe-part-waits-under-lock direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-literal-stale site-set-unsorted set-stale-ignored set-calls-null-func lookup-range-as-point dirty-forgets-records"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock instance-probes-wait-under-locks instance-tracer-waits-under-lock latency-tracer-waits-under-lock perf-close-waits-under-lock probe-part-waits-under-lock direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-literal-stale site-set-unsorted set-stale-ignored set-calls-null-func lookup-range-as-point dirty-forgets-records direct-accepts-quarantined"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
@@ -57,6 +57,13 @@ break_def() { # NAME
 		BREAK_ARCH=arm64
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:site-sets.tc ;;
+	direct-accepts-quarantined)
+		BREAK_WHAT="a direct call to a quarantined call site is accepted: it is never made, and its owner believes it attached"
+		BREAK_FILE=rust/kside/direct.rs
+		BREAK_PERL='s/    refuse_quarantined\(fview, lock\)\?;/    let _ = refuse_quarantined;/'
+		BREAK_ARCH=x86_64
+		BREAK_VARIANT=shadow
+		BREAK_EXPECT=selftest:quarantine.tc ;;
 	dirty-forgets-records)
 		BREAK_WHAT="the accounting walk of a small filter does not list the records it changes: the pass after it visits none of them"
 		BREAK_FILE=rust/kside/dirty.rs
@@ -253,7 +260,7 @@ break_def() { # NAME
 	module-groups-kept)
 		BREAK_WHAT="a module's record groups stay in the table when it goes"
 		BREAK_FILE=rust/kside/pages.rs
-		BREAK_PERL='s/unsafe \{ bindings::rftrace_shim_within_module\(module\.as_ptr\(\), c_word\(ip\)\) \}/(unsafe { bindings::rftrace_shim_within_module(module.as_ptr(), c_word(ip)) }) \&\& false/'
+		BREAK_PERL='s/crate::kside::module::rftrace_shim_within_module\(module, c_word\(ip\)\)/crate::kside::module::rftrace_shim_within_module(module, c_word(ip)) \&\& false/'
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:module-churn.tc ;;
 	call-ops-7.2-rule)

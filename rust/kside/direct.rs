@@ -14,7 +14,9 @@
 //!   that have a target already (`-EBUSY`), builds a new table with the
 //!   ops' functions added ([`NewTable`]), installs it ([`Installed`]) and
 //!   starts the ops with the registry's own start-up; if the start-up
-//!   fails the old table goes back, so nothing is left behind;
+//!   fails the old table goes back, so nothing is left behind; a function
+//!   whose call site the update pass quarantined is refused first
+//!   (`-ENODEV`, [`refuse_quarantined()`]), on both interfaces;
 //! - unregistering stops the ops (the registry's shut-down) and publishes
 //!   a table without its functions under `direct_mutex`, then waits for
 //!   the grace periods with no lock held;
@@ -41,6 +43,7 @@ use kernel::{
         code::{
             EBUSY,
             EINVAL,
+            ENODEV,
             ENOMEM, //
         },
         to_result,
@@ -450,6 +453,37 @@ impl<'c> CallOps<'c> {
     }
 }
 
+/// The first function of `hash` whose call site was quarantined (the
+/// update pass could not make it a call and never writes it again), if
+/// any. Out of memory for the list of functions, none is found, and the
+/// registration goes on as it would have.
+fn quarantined_site(hash: HashRef<'_>, lock: &FtraceLocked) -> Option<u64> {
+    let ips = crate::kside::filter::ips_of(Some(hash))?;
+    let mut finder = crate::kside::pages::Finder::new(lock);
+    ips.iter().copied().find(|&ip| {
+        finder
+            .find(ip)
+            .is_some_and(|rec| rec.flags().is_quarantined())
+    })
+}
+
+/// Refuses a direct call to a function whose call site is quarantined:
+/// no call would ever be made there, and the caller (a BPF trampoline, a
+/// direct-call module) would believe it attached. `-ENODEV`, the errno of
+/// a registration while ftrace is stopped, with one log line naming the
+/// site.
+fn refuse_quarantined(hash: HashRef<'_>, lock: &FtraceLocked) -> Result {
+    let Some(ip) = quarantined_site(hash, lock) else {
+        return Ok(());
+    };
+    bump(&STATS.direct_refused_quarantined, 1);
+    kernel::pr_warn!(
+        "refusing a direct call at {:#x}: its call site is quarantined (<debugfs>/rftrace/quarantine)\n",
+        ip
+    );
+    Err(ENODEV)
+}
+
 /// `register_ftrace_direct()`.
 pub(crate) fn register(
     ops: CallOps<'_>,
@@ -468,6 +502,7 @@ pub(crate) fn register(
     })
     .map_err(errno)?;
     let fview = filter.view().ok_or(EINVAL)?;
+    refuse_quarantined(fview, lock)?;
     let table = Table::of(direct);
     let now = table.current();
     if fview.meets(now) {
@@ -765,6 +800,9 @@ pub(crate) fn batch_add(ops: CallOps<'_>, hash: HashRef<'_>) -> Result {
             let table = Table::of(direct);
             if hash.meets(table.current()) {
                 return (Err(EINVAL), None, false);
+            }
+            if let Err(e) = FtraceLocked::with(|lock| refuse_quarantined(hash, lock)) {
+                return (Err(e), None, false);
             }
             let old_filter = ops.direct_filter(direct);
             let register = HashRef::count_of(old_filter) == 0;

@@ -213,17 +213,7 @@ impl<'a> KHash<'a> {
     /// `None` when there is no memory for the list (the caller then walks
     /// the table).
     pub(crate) fn ips(&self) -> Option<KVVec<u64>> {
-        let n = usize::try_from(self.count()).ok()?;
-        let mut ips = KVVec::from_elem(0u64, n, GFP_KERNEL | __GFP_NOWARN).ok()?;
-        let max = c_word(u64::try_from(ips.len()).ok()?);
-        // SAFETY: `ips` has room for `max` words (`c_ulong` and `u64` have
-        // one size, asserted in `kside::abi`), and the view is of a hash
-        // nobody changes while `self` lives.
-        let got = unsafe { rftrace_shim_hash_ips(self.view(), ips.as_mut_ptr().cast(), max) };
-        ips.truncate(usize::try_from(crate::kside::abi::word(got)).ok()?);
-        let n = crate::rfcore::dirty::sort_unique(&mut ips);
-        ips.truncate(n);
-        Some(ips)
+        ips_of(self.view())
     }
 
     /// The hash as a read-only view for as long as this value is
@@ -518,4 +508,20 @@ pub(crate) fn manager_hashes<'a>(
             notrace: notrace.into_owned()?,
         }),
     }
+}
+
+/// The functions `hash` names (none for `None`), in ascending order, each
+/// once; `None` when there is no memory for the list.
+pub(crate) fn ips_of(hash: Option<HashRef<'_>>) -> Option<KVVec<u64>> {
+    let n = usize::try_from(HashRef::count_of(hash)).ok()?;
+    let mut ips = KVVec::from_elem(0u64, n, GFP_KERNEL | __GFP_NOWARN).ok()?;
+    let max = c_word(u64::try_from(ips.len()).ok()?);
+    // SAFETY: `ips` has room for `max` words (`c_ulong` and `u64` have one
+    // size, asserted in `kside::abi`), and the view is of a hash nobody
+    // changes while it lives.
+    let got = unsafe { rftrace_shim_hash_ips(hash, ips.as_mut_ptr().cast(), max) };
+    ips.truncate(usize::try_from(crate::kside::abi::word(got)).ok()?);
+    let n = crate::rfcore::dirty::sort_unique(&mut ips);
+    ips.truncate(n);
+    Some(ips)
 }

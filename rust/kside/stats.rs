@@ -64,6 +64,7 @@ pub(crate) struct Stats {
     pub(crate) nop_at_build: Atomic<u64>,
     pub(crate) listed_passes: Atomic<u64>,
     pub(crate) listed_walks: Atomic<u64>,
+    pub(crate) direct_refused_quarantined: Atomic<u64>,
 }
 
 pub(crate) static STATS: Stats = Stats {
@@ -115,6 +116,7 @@ pub(crate) static STATS: Stats = Stats {
     nop_at_build: Atomic::new(0),
     listed_passes: Atomic::new(0),
     listed_walks: Atomic::new(0),
+    direct_refused_quarantined: Atomic::new(0),
 };
 
 pub(crate) fn bump(counter: &Atomic<u64>, by: u64) {
@@ -125,7 +127,7 @@ pub(crate) fn bump(counter: &Atomic<u64>, by: u64) {
 
 impl Stats {
     /// The number of counters [`Stats::get()`] knows.
-    pub(crate) const COUNT: u32 = 49;
+    pub(crate) const COUNT: u32 = 50;
 
     /// Counter `idx` as a NUL-terminated name and a value (`None` past
     /// the last, [`Stats::COUNT`]).
@@ -193,6 +195,10 @@ impl Stats {
             46 => (b"records_nop_at_build\0", r(&self.nop_at_build)),
             47 => (b"update_passes_listed\0", r(&self.listed_passes)),
             48 => (b"registry_account_walks_listed\0", r(&self.listed_walks)),
+            49 => (
+                b"registry_direct_refused_quarantined\0",
+                r(&self.direct_refused_quarantined),
+            ),
             _ => return None,
         })
     }

@@ -126,11 +126,22 @@ impl RecFlags {
     /// The word of a record taken out of service (quarantined) because
     /// its site could not be made a call: `DISABLED` with no count and no
     /// request, so that every update skips it ([`RecFlags::skipped`]) and
-    /// no accounting walk counts it again; `TOUCHED` and `MODIFIED` are
-    /// kept, as history.
+    /// no accounting walk counts it again; `TOUCHED` (an ops wanted the
+    /// site) and `MODIFIED` kept as history, `TOUCHED` set if it was not
+    /// yet, which tells the word apart ([`RecFlags::is_quarantined`]).
     #[must_use]
     pub const fn quarantined(self) -> Self {
-        RecFlags(self.0 & (TOUCHED | MODIFIED) | DISABLED)
+        RecFlags(self.0 & MODIFIED | DISABLED | TOUCHED)
+    }
+
+    /// Whether this is the word of a quarantined record
+    /// ([`RecFlags::quarantined`]): disabled and touched, and nothing else
+    /// but `MODIFIED` (no count, no request, not enabled). A record of a
+    /// module being loaded is disabled too, until the module is enabled,
+    /// but no ops has touched it; nor one of a weak function, which no
+    /// walk accounts.
+    pub const fn is_quarantined(self) -> bool {
+        self.0 & !MODIFIED == DISABLED | TOUCHED
     }
 
     /// What the text at the site does now, according to the `*_EN` bits.

@@ -227,3 +227,36 @@ fn walk_stays_reachable() {
         assert!(seen.contains(&u), "{u:?} never happened");
     }
 }
+
+/// A quarantined word is told apart from every other word a record can
+/// have: it is skipped by every update, and no word of a record an ops
+/// could still use (enabled, counted) or of one that was never touched
+/// (a module being loaded, a weak function) reads as quarantined.
+#[test]
+fn quarantined_words_are_told_apart() {
+    let mut seen = 0;
+    for (w, _) in space() {
+        let f = RecFlags::from_raw(w);
+        let q = f.quarantined();
+        assert!(q.is_quarantined(), "{w:#x} -> {:#x}", q.raw());
+        assert!(q.skipped(), "{w:#x}");
+        assert_eq!(
+            q.quarantined(),
+            q,
+            "{w:#x}: quarantining twice changes the word"
+        );
+        if f.is_quarantined() {
+            // Only a word already in the quarantine's shape reads so.
+            assert_eq!(f.quarantined(), f, "{w:#x}");
+            seen += 1;
+        }
+        if f.any(flags::ENABLED) || f.count() > 0 || !f.any(flags::TOUCHED) {
+            assert!(!f.is_quarantined(), "{w:#x}");
+        }
+    }
+    // A module's new record and a weak function's are disabled, untouched.
+    assert!(!RecFlags::from_raw(flags::DISABLED).is_quarantined());
+    assert!(!RecFlags::from_raw(flags::DISABLED | flags::MODIFIED).is_quarantined());
+    assert!(RecFlags::from_raw(flags::DISABLED | flags::TOUCHED).is_quarantined());
+    assert!(seen > 0, "the space holds no quarantined word");
+}
