@@ -15,7 +15,8 @@
  * parameter turns the NOP at its call site into another harmless
  * instruction (rftrace_test_corrupt_site(), in the core's shim): the Rust
  * core must then quarantine that one site when it is to be traced, and
- * trace every other function.
+ * trace every other function.  A function of the kernel's own is named
+ * by its address instead ("0x..." from /proc/kallsyms).
  *
  * On x86_64, writing a function's name to the "direct" parameter
  * registers a direct call at its site to a trampoline that only returns
@@ -131,6 +132,8 @@ static int rftrace_test_set_corrupt(const char *val,
 {
 	int i, ret;
 
+	unsigned long addr;
+
 	for (i = 0; i < ARRAY_SIZE(rftrace_test_funcs); i++) {
 		if (!sysfs_streq(val, rftrace_test_funcs[i].name))
 			continue;
@@ -140,7 +143,13 @@ static int rftrace_test_set_corrupt(const char *val,
 			       rftrace_test_funcs[i].name, ret);
 		return ret;
 	}
-	return -EINVAL;
+	/* Any other function, by its address (from /proc/kallsyms). */
+	if (strncmp(val, "0x", 2) || kstrtoul(val, 16, &addr))
+		return -EINVAL;
+	ret = rftrace_test_corrupt_site(addr);
+	if (ret)
+		pr_err("cannot corrupt the call site at %#lx: %d\n", addr, ret);
+	return ret;
 }
 
 #if defined(CONFIG_X86_64) && defined(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)
@@ -227,7 +236,7 @@ static const struct kernel_param_ops rftrace_test_corrupt_ops = {
 	.set = rftrace_test_set_corrupt,
 };
 module_param_cb(corrupt, &rftrace_test_corrupt_ops, NULL, 0200);
-MODULE_PARM_DESC(corrupt, "a function name: make its call site unexpected");
+MODULE_PARM_DESC(corrupt, "a function name or 0xADDRESS: make its call site unexpected");
 
 static int rftrace_test_set_run(const char *val, const struct kernel_param *kp)
 {

@@ -42,21 +42,13 @@ arch_vars "$RFT_ARCH"
 out=${out:-$BUILD/bpftrace.results}
 IFS=, read -r na nb nc <<<"$ids"
 
-apt_need "bpftrace for the guest" bpftrace
-bt=$(command -v bpftrace) || die "no bpftrace after installing it"
-
 # the guest's /rftrace/bpftrace: bpftrace with its libraries, the script
 # and the workload
 dir=$BUILD/bpftrace
-stage=$dir/stage
-rm -rf "$stage"
-mkdir -p "$stage/rftrace/bpftrace"
-gcc -O2 -static -Wall -o "$stage/rftrace/bpftrace/getids" "$top/selftests/bpftrace/getids.c" ||
+mkdir -p "$dir"
+gcc -O2 -static -Wall -o "$dir/getids" "$top/selftests/bpftrace/getids.c" ||
 	die "getids did not build"
-cp "$top/selftests/bpftrace/probes.bt" "$stage/rftrace/bpftrace/"
-cp -L "$bt" "$stage/rftrace/bpftrace/bpftrace"
-stage_host_libs "$stage" "$bt"
-(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$dir/bundle.cpio"
+bpftrace_bundle "$dir" "$dir/getids" "$top/selftests/bpftrace/probes.bt"
 step "bpftrace: $("$bt" --version), bundle $(du -h "$dir/bundle.cpio" | cut -f1)"
 
 pass=0 fail=0

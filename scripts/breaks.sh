@@ -58,9 +58,9 @@ break_def() { # NAME
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:site-sets.tc ;;
 	direct-accepts-quarantined)
-		BREAK_WHAT="a direct call to a quarantined call site is accepted: it is never made, and its owner believes it attached"
+		BREAK_WHAT="a direct call to a quarantined call site is accepted (both interfaces): it is never made, and its owner believes it attached"
 		BREAK_FILE=rust/kside/direct.rs
-		BREAK_PERL='s/    refuse_quarantined\(fview, lock\)\?;/    let _ = refuse_quarantined;/'
+		BREAK_PERL='s/let Some\(ip\) = quarantined_site\(hash, lock\) else \{/let Some(ip) = quarantined_site(hash, lock).filter(|_| false) else {/'
 		BREAK_ARCH=x86_64
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:quarantine.tc ;;

@@ -203,3 +203,29 @@ stage_host_libs() {
 		cp -L "$lib" "$stage$lib"
 	done
 }
+
+# bpftrace_bundle DIR [FILE...]: Debian's bpftrace (installed on the host
+# if missing) with its libraries, and FILEs beside it, packed for the
+# guest's initramfs (RFT_INITRD_EXTRA) as DIR/bundle.cpio, where the guest
+# finds them in /rftrace/bpftrace.  Sets $bt to the host's bpftrace.
+bpftrace_bundle() {
+	local dir=$1 stage=$1/stage f
+	shift
+	apt_need "bpftrace for the guest" bpftrace
+	bt=$(command -v bpftrace) || die "no bpftrace after installing it"
+	rm -rf "$stage"
+	mkdir -p "$stage/rftrace/bpftrace"
+	for f in "$@"; do cp "$f" "$stage/rftrace/bpftrace/"; done
+	cp -L "$bt" "$stage/rftrace/bpftrace/bpftrace"
+	stage_host_libs "$stage" "$bt"
+	# The initramfs's /lib, /lib64, /bin and /sbin are links into /usr
+	# (mkinitramfs.sh): a directory of the same name in the bundle would
+	# replace the link, and hide /lib/modules.
+	for f in bin sbin lib lib64; do
+		[ -d "$stage/$f" ] || continue
+		mkdir -p "$stage/usr/$f"
+		cp -a "$stage/$f/." "$stage/usr/$f/"
+		rm -rf "${stage:?}/$f"
+	done
+	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$dir/bundle.cpio"
+}
