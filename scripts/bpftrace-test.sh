@@ -10,8 +10,11 @@
 # trampolines: direct calls) and a kprobe to three system call functions
 # while the function tracer, two instances with their own filters and a
 # kprobe event trace them too, so each site holds a direct call and other
-# ops at once; then a fixed workload (selftests/bpftrace/getids.c) makes
-# A getpriority, B getsid and C getpgid calls (default 1000,2000,3000).
+# ops at once, and an IPMODIFY ops (rftrace_ipmodify's hold) claims the
+# getsid site before the trampolines and the getpgid site after them,
+# which the fexit trampolines must share; then a fixed workload
+# (selftests/bpftrace/getids.c) makes A getpriority, B getsid and C
+# getpgid calls (default 1000,2000,3000).
 #
 # Each tool must count exactly what the workload made (the function
 # tracer's entries in each buffer, the kprobe event's, each bpftrace map),
@@ -30,7 +33,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--ids) ids=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	-h|--help) sed -n '3,23p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,26p' "$0"; exit 0 ;;
 	-*) die "unknown option $1" ;;
 	*) break ;;
 	esac
@@ -90,6 +93,8 @@ bpftrace-kretfunc getsid $nb
 bpftrace-kfunc getpgid $nc
 bpftrace-kretfunc getpgid $nc
 bpftrace-kprobe getpriority $na
+ipmodify getsid $nb
+ipmodify getpgid $nc
 EOF
 	en=$(tr -d '\r' <"$log" | sed -n 's/^@@RFT BPFTRACE-ENABLED //p')
 	b=${en%% *} a=${en##* }

@@ -88,6 +88,12 @@ for name in "${names[@]}"; do
 		case $line in *PASS*) ;; *) caught=1 ;; esac
 		grep -aqE 'Oops|Unable to handle|BUG:' "$glog" && caught=1
 		seen="$BREAK_EXPECT: ${line:-no result}" ;;
+	bpftrace)
+		# scripts/bpftrace-test.sh on the broken kernel alone
+		blog2=$BUILD/break-$atag$name-bpftrace.log
+		"$top/scripts/bpftrace-test.sh" --out "$BUILD/break-$atag$name-bpftrace.results" \
+			"$BREAK_VARIANT" >"$blog2" 2>&1 || caught=1
+		seen="bpftrace-test: $(grep -m 1 '^FAIL' "$blog2" || tail -n 1 "$blog2")" ;;
 	panic-check)
 		plog=$BUILD/break-$atag$name-panic.log
 		python3 "$top/scripts/panic-check.py" --objdump "${CROSS}objdump" \

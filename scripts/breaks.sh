@@ -16,10 +16,11 @@
 #                  panic-check (scripts/panic-check.py finds a panic call
 #                  in the core's compiled code)
 #                  literal-bug or null-func (that guest mode of
-#                  scripts/guest/init does not pass)
+#                  scripts/guest/init does not pass) or bpftrace
+#                  (scripts/bpftrace-test.sh fails on the broken kernel)
 #   BREAK_WHAT     one line for the report
 #   BREAK_ARCH     the one architecture where it can be seen (unset: all)
-BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock instance-probes-wait-under-locks instance-tracer-waits-under-lock latency-tracer-waits-under-lock perf-close-waits-under-lock probe-part-waits-under-lock direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-literal-stale site-set-unsorted set-stale-ignored set-calls-null-func lookup-range-as-point dirty-forgets-records direct-accepts-quarantined"
+BREAKS="compare-blind shadow-skipped decision-modified fgraph-nothing-as-all consistency-skips-head registry-walk-ignores-notrace registry-stop-keeps-records quarantine-kills hash-leak module-groups-kept init-writes-nothing call-ops-7.2-rule x86-callback-jmp-bit ipmodify-double-claim ipmodify-no-filter-oops start-up-count-lost filter-change-not-back subops-change-ignored profiler-left-behind direct-table-unpublished direct-busy-ignored lock-owner-unchecked record-pointer-trusted search-overflow-checked removed-ops-unmarked every-skips-first probe-waits-under-lock filter-writes-share-parser-lock instance-probes-wait-under-locks instance-tracer-waits-under-lock latency-tracer-waits-under-lock perf-close-waits-under-lock probe-part-waits-under-lock direct-waits-under-mutex batch-del-keeps-entries site-set-skips-first site-literal-stale site-set-unsorted set-stale-ignored set-calls-null-func lookup-range-as-point dirty-forgets-records direct-accepts-quarantined ipmodify-share-answer-lost"
 
 break_def() { # NAME
 	BREAK_ARCH= BREAK_TIMEOUT=
@@ -57,6 +58,13 @@ break_def() { # NAME
 		BREAK_ARCH=arm64
 		BREAK_VARIANT=shadow
 		BREAK_EXPECT=selftest:site-sets.tc ;;
+	ipmodify-share-answer-lost)
+		BREAK_WHAT="a direct ops' answer to \"may you share with an IPMODIFY ops?\" is taken as a refusal whatever it says: a BPF trampoline that asks to be rebuilt (-EAGAIN) can never attach to a claimed function"
+		BREAK_FILE=rust/kside/ipmodify.rs
+		BREAK_PERL='s/Some\(ret\) => Err\(Error::from_errno\(ret\)\),/Some(_) => Err(EBUSY),/'
+		BREAK_ARCH=x86_64
+		BREAK_VARIANT=bpf
+		BREAK_EXPECT=bpftrace ;;
 	direct-accepts-quarantined)
 		BREAK_WHAT="a direct call to a quarantined call site is accepted (both interfaces): it is never made, and its owner believes it attached"
 		BREAK_FILE=rust/kside/direct.rs

@@ -29,6 +29,18 @@
  * not traced (Linux 7.2 claims f_a during the refused move and undoes
  * it; the Rust core checks before it writes); after stage 1, only f_a.
  *
+ * With the hold parameter (a kernel function's name) it runs none of the
+ * cases: it keeps the first ops on that function from its load until it
+ * is removed, and a name written to the hold_late parameter afterwards
+ * starts the second ops on that function then.  Each counts the calls it
+ * sees and the count is printed at removal ("held NAME: N calls").  For
+ * scripts/bpftrace-test.sh: a BPF trampoline that calls the original
+ * function (fexit) shares its site with an IPMODIFY ops, whether the
+ * claim is there before the trampoline (the trampoline's own ops_func is
+ * asked, and its register_ftrace_direct() is answered -EAGAIN until it is
+ * built to share) or comes after it (the trampoline is asked to share and
+ * rebuilds itself).
+ *
  * Built out of tree for every kernel variant, stock included, and used by
  * selftests/rftrace/ipmodify-claims.tc: the answers are Linux 7.2's.
  */
@@ -37,12 +49,18 @@
 
 #include <linux/errno.h>
 #include <linux/ftrace.h>
+#include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/string.h>
+#include <linux/sysfs.h>
 
 static unsigned int stage;
 module_param(stage, uint, 0444);
 MODULE_PARM_DESC(stage, "1: also free f_a and let the second ops take it");
+
+static char *hold;
+module_param(hold, charp, 0444);
+MODULE_PARM_DESC(hold, "a kernel function: keep an IPMODIFY ops on it, run no case");
 
 static unsigned long rftrace_ipm_sink;
 
@@ -66,7 +84,9 @@ enum { FA = 1, FB = 2, FC = 4 };
 struct ipm_ops {
 	struct ftrace_ops ops;
 	atomic_t seen;
+	atomic_long_t calls;
 	bool registered;
+	char name[KSYM_NAME_LEN];
 };
 
 /* The record of @fn sits within its first bytes on every arch. */
@@ -80,6 +100,7 @@ static void ipm_func(unsigned long ip, unsigned long parent_ip,
 {
 	struct ipm_ops *o = container_of(op, struct ipm_ops, ops);
 
+	atomic_long_inc(&o->calls);
 	if (ipm_in(ip, rftrace_ipm_f_a))
 		atomic_or(FA, &o->seen);
 	else if (ipm_in(ip, rftrace_ipm_f_b))
@@ -143,6 +164,51 @@ static void stop(struct ipm_ops *o)
 		o->registered = false;
 }
 
+/* Starts @o on the kernel function @name alone (hold mode). */
+static int hold_on(struct ipm_ops *o, const char *name)
+{
+	char *n;
+	int ret;
+
+	strscpy(o->name, name, sizeof(o->name));
+	n = strim(o->name);
+	if (n != o->name)
+		memmove(o->name, n, strlen(n) + 1);
+	ret = ftrace_set_filter(&o->ops, (unsigned char *)o->name,
+				strlen(o->name), 1);
+	if (!ret)
+		ret = start(o);
+	if (ret) {
+		pr_err("hold %s: %d\n", o->name, ret);
+		ftrace_free_filter(&o->ops);
+		o->name[0] = '\0';
+		return ret;
+	}
+	pr_info("holding %s\n", o->name);
+	return 0;
+}
+
+static int hold_late_set(const char *val, const struct kernel_param *kp)
+{
+	if (!hold)
+		return -EINVAL;
+	if (ipm[1].registered)
+		return -EBUSY;
+	return hold_on(&ipm[1], val);
+}
+
+static int hold_late_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", ipm[1].name);
+}
+
+static const struct kernel_param_ops hold_late_ops = {
+	.set = hold_late_set,
+	.get = hold_late_get,
+};
+module_param_cb(hold_late, &hold_late_ops, NULL, 0644);
+MODULE_PARM_DESC(hold_late, "with hold: a kernel function for a second IPMODIFY ops, started when written");
+
 /* Calls the three functions; each ops must see exactly what is given. */
 static void calls(const char *name, int seen0, int seen1)
 {
@@ -161,6 +227,8 @@ static int __init rftrace_ipm_init(void)
 {
 	unsigned char notrace_a[] = "rftrace_ipm_f_a";
 
+	if (hold)
+		return hold_on(&ipm[0], hold);
 	expect("first-filter", filter(&ipm[0], FB, true), 0);
 	expect("first", start(&ipm[0]), 0);
 	expect("second-filter", filter(&ipm[1], FB, true), 0);
@@ -192,6 +260,9 @@ static void __exit rftrace_ipm_exit(void)
 	for (i = 0; i < 3; i++) {
 		stop(&ipm[i]);
 		ftrace_free_filter(&ipm[i].ops);
+		if (ipm[i].name[0])
+			pr_info("held %s: %ld calls\n", ipm[i].name,
+				atomic_long_read(&ipm[i].calls));
 	}
 }
 
