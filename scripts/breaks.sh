@@ -61,7 +61,7 @@ break_def() { # NAME
 	ipmodify-share-answer-lost)
 		BREAK_WHAT="a direct ops' answer to \"may you share with an IPMODIFY ops?\" is taken as a refusal whatever it says: a BPF trampoline that asks to be rebuilt (-EAGAIN) can never attach to a claimed function"
 		BREAK_FILE=rust/kside/ipmodify.rs
-		BREAK_PERL='s/Some\(ret\) => Err\(Error::from_errno\(ret\)\),/Some(_) => Err(EBUSY),/'
+		BREAK_PERL='s/Some\(ret\) => Err\(Error::from_errno\(ret\)\),/Some(ret) => Err(if ret < 0 { EBUSY } else { Error::from_errno(ret) }),/'
 		BREAK_ARCH=x86_64
 		BREAK_VARIANT=bpf
 		BREAK_EXPECT=bpftrace ;;
